@@ -1,0 +1,266 @@
+"""Command line: ``python -m core <command>``. Run ``python -m core --help`` for the list."""
+from __future__ import annotations
+
+import argparse
+import getpass
+import json
+import sys
+from pathlib import Path
+
+from core import sources as sources_mod
+from core.config import ConfigError
+from core.extract import ExtractionError
+from core.sources import SourceError
+from core.tenancy import AuthError, TenancyError, create_tenant, create_user, list_tenants, local_operator
+
+
+def _print(data, as_json: bool, text: str) -> None:
+    print(json.dumps(data, ensure_ascii=False, indent=2) if as_json else text)
+
+
+def _runtime():
+    from core.runtime import open_runtime
+
+    return open_runtime()
+
+
+def _ctx(rt, slug: str):
+    return local_operator(rt.store, slug, rt.settings.operator)
+
+
+def cmd_init(args) -> int:
+    from core.demo import init_demo
+
+    rt = _runtime()
+    report, trained = init_demo(rt, train=not args.no_train, progress=_progress_printer() if not args.json else None)
+    data = {"data_dir": str(rt.settings.data_dir), "tenant": "demo", "import": report.as_dict(),
+            "train": trained.as_dict() if trained else None}
+    _print(data, args.json, f"Data directory: {rt.settings.data_dir}\nDemo tenant 'demo': {len(report.saved)} sources saved, "
+           f"{len(report.unchanged)} unchanged, {len(report.errors)} errors"
+           + (f"; trained {trained.as_dict()}" if trained else "; not trained (run: python -m core train demo)"))
+    return 1 if report.errors else 0
+
+
+def cmd_tenants(args) -> int:
+    rt = _runtime()
+    if args.action == "create":
+        if not args.slug:
+            raise TenancyError("Give the tenant's slug: python -m core tenants create SLUG [--name NAME]")
+        tenant = create_tenant(rt.store, args.slug, args.name)
+        _print(tenant, args.json, f"Created tenant '{tenant['slug']}' ({tenant['name']}).")
+        return 0
+    tenants = list_tenants(rt.store)
+    _print(tenants, args.json, "\n".join(f"{t['slug']}\t{t['name']}" for t in tenants) or "No tenants yet: python -m core init")
+    return 0
+
+
+def cmd_users(args) -> int:
+    rt = _runtime()
+    password = args.password or (getpass.getpass(f"Password for {args.email}: ") if sys.stdin.isatty() else "")
+    user = create_user(rt.store, args.slug, args.email, password, args.role)
+    _print(user, args.json, f"{user['email']} is {user['role']} of '{user['tenant']}'.")
+    return 0
+
+
+def cmd_ingest(args) -> int:
+    from core.ingest import import_paths
+
+    rt = _runtime()
+    report = import_paths(_ctx(rt, args.slug), rt.store, args.paths, args.prefix)
+    lines = [f"saved {p}" for p in report.saved] + [f"unchanged {p}" for p in report.unchanged]
+    lines += [f"ERROR {e['file']}: {e['error']}" for e in report.errors]
+    lines.append(f"{len(report.saved)} saved, {len(report.unchanged)} unchanged, {len(report.errors)} errors. Train to apply: python -m core train {args.slug}")
+    _print(report.as_dict(), args.json, "\n".join(lines))
+    return 1 if report.errors and not (report.saved or report.unchanged) else 0
+
+
+def _progress_printer():
+    def show(done: int, total: int, path: str) -> None:
+        print(f"\r  training {done}/{total} {path[:60]:<60}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    return show
+
+
+def cmd_train(args) -> int:
+    rt = _runtime()
+    report = rt.index.train(_ctx(rt, args.slug), progress=None if args.json else _progress_printer())
+    _print(report.as_dict(), args.json, json.dumps(report.as_dict()))
+    return 0
+
+
+def cmd_sources(args) -> int:
+    rt = _runtime()
+    items = sources_mod.list_sources(_ctx(rt, args.slug), rt.store, args.path or "")
+    data = [{"path": s.path, "title": s.title, "type": s.type, "starred": s.starred, "language": s.language,
+             "chars": len(s.content), "changed": s.changed, "trained_at": s.trained_at} for s in items]
+    text = "\n".join(f"{'*' if s.starred else ' '} {s.type:<4} {s.language:<2} {'changed ' if s.changed else 'trained '} {s.path}  — {s.title}" for s in items)
+    _print(data, args.json, text or "No sources.")
+    return 0
+
+
+def cmd_search(args) -> int:
+    rt = _runtime()
+    ctx = _ctx(rt, args.slug)
+    if args.batch:
+        out = sys.stdout
+        for number, line in enumerate(Path(args.batch).read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                query = item["query"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise SourceError(f"{args.batch}: line {number} must be a JSON object with 'id' and 'query'.")
+            result = rt.retriever.search(ctx, query, k=args.k)
+            out.write(json.dumps({"id": item.get("id"), "results": [h.as_dict() for h in result.hits]}, ensure_ascii=False) + "\n")
+        return 0
+    if not args.query:
+        raise SourceError("Give a query: python -m core search SLUG \"question\"")
+    result = rt.retriever.search(ctx, args.query, k=args.k)
+    if args.json:
+        print(json.dumps([h.as_dict() for h in result.hits], ensure_ascii=False, indent=2))
+        return 0
+    print(f"query: {result.rewritten}  [{result.language}]  {result.seconds * 1000:.0f} ms")
+    for n, hit in enumerate(result.hits, start=1):
+        snippet = hit.text[:160].replace("\n", " ")
+        print(f"{n}. [{hit.chunk_id}] {hit.path} ({hit.type}{', starred' if hit.starred else ''}) score {hit.score:.3f}\n   {snippet}")
+    if not result.hits:
+        print("No chunk supports this question well enough.")
+    return 0
+
+
+def cmd_browse(args) -> int:
+    rt = _runtime()
+    result = rt.knowledge.browse(_ctx(rt, args.slug), args.path or "")
+    if args.json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+    elif not result.found or result.kind == "document":
+        print(result.message)
+    else:
+        for child in result.children:
+            print(f"{'[dir]' if child['kind'] == 'folder' else '     '} {child['path']:<40} {child['weight']:>7} chars  {child['description']}")
+    return 0 if result.found else 1
+
+
+def cmd_read(args) -> int:
+    rt = _runtime()
+    result = rt.knowledge.read(_ctx(rt, args.slug), args.path)
+    if args.json:
+        print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
+    else:
+        for doc in result.documents:
+            print(f"== {doc['path']} — {doc['title']} (trained {doc['trained_at']})\n{doc['text']}\n")
+        if result.message:
+            print(result.message)
+    return 0 if result.found else 1
+
+
+def cmd_star(args) -> int:
+    rt = _runtime()
+    source = sources_mod.set_starred(_ctx(rt, args.slug), rt.store, args.path, args.command == "star")
+    print(f"{source.path}: {'starred' if source.starred else 'not starred'} (effective on the next answer)")
+    return 0
+
+
+def cmd_rm(args) -> int:
+    rt = _runtime()
+    ctx = _ctx(rt, args.slug)
+    ids = sources_mod.delete(ctx, rt.store, args.path)
+    rt.index.forget(ctx, ids)
+    print(f"Deleted {len(ids)} source(s) under '{args.path}'.")
+    return 0
+
+
+def cmd_mv(args) -> int:
+    rt = _runtime()
+    moved = sources_mod.move(_ctx(rt, args.slug), rt.store, args.old, args.new)
+    print(f"Moved {len(moved)} source(s) to '{args.new}'. Train to apply: python -m core train {args.slug}")
+    return 0
+
+
+def cmd_folder(args) -> int:
+    rt = _runtime()
+    sources_mod.set_folder_description(_ctx(rt, args.slug), rt.store, args.path, args.description)
+    print(f"Described folder '{args.path}'.")
+    return 0
+
+
+def cmd_status(args) -> int:
+    rt = _runtime()
+    status = rt.index.status(_ctx(rt, args.slug))
+    _print(status, args.json, "  ".join(f"{k}={v}" for k, v in status.items()))
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="Cobertura knowledge core. Data dir: $COBERTURA_DATA_DIR (default ./data).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name, func, help_):
+        p = sub.add_parser(name, help=help_)
+        p.set_defaults(func=func)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        return p
+
+    p = add("init", cmd_init, "create the data dir, the schema and the trained demo tenant (idempotent)")
+    p.add_argument("--no-train", action="store_true")
+    p = add("tenants", cmd_tenants, "list tenants, or: tenants create SLUG [--name NAME]")
+    p.add_argument("action", nargs="?", choices=["list", "create"], default="list")
+    p.add_argument("slug", nargs="?")
+    p.add_argument("--name")
+    p = add("users", cmd_users, "users create SLUG EMAIL --role admin|editor|qa [--password P]")
+    p.add_argument("action", choices=["create"])
+    p.add_argument("slug")
+    p.add_argument("email")
+    p.add_argument("--role", required=True, choices=["admin", "editor", "qa"])
+    p.add_argument("--password")
+    p = add("ingest", cmd_ingest, "import files and folders into a tenant's tree")
+    p.add_argument("slug")
+    p.add_argument("paths", nargs="+")
+    p.add_argument("--prefix", default="")
+    p = add("train", cmd_train, "index what changed since the last training")
+    p.add_argument("slug")
+    p = add("sources", cmd_sources, "list a tenant's sources (optionally below PATH)")
+    p.add_argument("slug")
+    p.add_argument("path", nargs="?")
+    p = add("search", cmd_search, "hybrid search; --batch FILE.jsonl for many queries")
+    p.add_argument("slug")
+    p.add_argument("query", nargs="?")
+    p.add_argument("--k", type=int, default=6)
+    p.add_argument("--batch")
+    p = add("browse", cmd_browse, "one level of the tree")
+    p.add_argument("slug")
+    p.add_argument("path", nargs="?")
+    p = add("read", cmd_read, "the text of a document or folder")
+    p.add_argument("slug")
+    p.add_argument("path")
+    for name in ("star", "unstar"):
+        p = add(name, cmd_star, f"{name} a source (effective on the next answer)")
+        p.add_argument("slug")
+        p.add_argument("path")
+    p = add("rm", cmd_rm, "delete a source or folder (effective at once)")
+    p.add_argument("slug")
+    p.add_argument("path")
+    p = add("mv", cmd_mv, "move a source or folder")
+    p.add_argument("slug")
+    p.add_argument("old")
+    p.add_argument("new")
+    p = add("folder", cmd_folder, "describe a folder")
+    p.add_argument("slug")
+    p.add_argument("path")
+    p.add_argument("description")
+    p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
+    p.add_argument("slug")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except (SourceError, TenancyError, AuthError, ExtractionError, ConfigError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

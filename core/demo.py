@@ -1,0 +1,35 @@
+"""The demo tenant: a small Spanish/English help centre (a bike shop) from ``data/sample/``."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from core import sources as sources_mod
+from core.index import TrainReport
+from core.ingest import ImportReport, import_paths
+from core.runtime import Runtime
+from core.tenancy import create_tenant, list_tenants, local_operator
+
+SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
+DEMO_SLUG = "demo"
+
+
+def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportReport, TrainReport | None]:
+    """Create the demo tenant (once), import the sample knowledge base, train. Idempotent."""
+    if not any(t["slug"] == DEMO_SLUG for t in list_tenants(rt.store)):
+        create_tenant(rt.store, DEMO_SLUG, "Lumen Bicicletas (demo)")
+    ctx = local_operator(rt.store, DEMO_SLUG, rt.settings.operator)
+    report = ImportReport()
+    for folder in sorted(p for p in (SAMPLE_DIR / "kb").iterdir()):
+        if folder.is_dir():
+            sub = import_paths(ctx, rt.store, [folder])
+        else:
+            sub = import_paths(ctx, rt.store, [folder])
+        report.saved += sub.saved
+        report.unchanged += sub.unchanged
+        report.errors += sub.errors
+    descriptions = json.loads((SAMPLE_DIR / "folders.json").read_text(encoding="utf-8"))
+    for path, description in descriptions.items():
+        sources_mod.set_folder_description(ctx, rt.store, path, description)
+    trained = rt.index.train(ctx, progress=progress) if train else None
+    return report, trained

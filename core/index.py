@@ -1,0 +1,193 @@
+"""Training (K3): chunk, embed and index what changed since the last training, per tenant.
+
+Training is incremental by content hash, resumable and interruptible: sources are trained in small
+batches; each batch replaces the source's chunks in chromadb and whoosh (delete-then-add, idempotent)
+and only then marks the sources trained. A crash or a stop between those steps leaves the sources
+marked "changed", so the next training simply redoes them.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from core import sources as sources_mod
+from core.chunking import chunk_qa, chunk_text
+from core.config import Settings
+from core.embeddings import Embedder
+from core.keyword_index import KeywordDoc, KeywordIndex
+from core.sources import Source
+from core.store import Store, utcnow
+from core.tenancy import TenantContext
+from core.vector_index import VectorIndex
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One trained piece of a source, as stored and cited."""
+
+    id: str
+    source_id: int
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    trained_at: str
+
+
+@dataclass
+class TrainReport:
+    trained: list[str] = field(default_factory=list)
+    removed_sources: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    pending: int = 0
+    interrupted: bool = False
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "trained_sources": len(self.trained), "removed_sources": self.removed_sources, "chunks": self.chunks,
+            "embedded": self.embedded, "pending": self.pending, "interrupted": self.interrupted,
+            "seconds": round(self.seconds, 2),
+        }
+
+
+def chunk_id(source_id: int, ordinal: int, text: str) -> str:
+    """Stable for the same text at the same place; a new id when the text changes."""
+    return hashlib.sha1(f"{source_id}:{ordinal}:{text}".encode("utf-8")).hexdigest()[:12]
+
+
+def chunk_source(source: Source) -> list[tuple[int, int, str]]:
+    """(start, end, text) of a source's chunks: Q&A pairs whole, other text by the chunker."""
+    spans = chunk_qa(source.title, source.content) if source.type == "qa" else chunk_text(source.content)
+    return [(s.start, s.end, s.text) for s in spans]
+
+
+def indexed_text(source: Source, text: str) -> str:
+    """What is embedded and keyword-indexed for a chunk: its source's title, then the chunk."""
+    return text if source.type == "qa" else f"{source.title}\n{text}"
+
+
+class Index:
+    """Both indexes of every tenant, plus the chunk table that ties them to sources."""
+
+    def __init__(self, settings: Settings, store: Store, embedder: Embedder, batch_sources: int = 16):
+        self.settings, self.store, self.embedder = settings, store, embedder
+        self.vectors = VectorIndex(settings, embedder)
+        self.keywords = KeywordIndex(settings.whoosh_dir)
+        self.batch_sources = batch_sources
+
+    # -- training -------------------------------------------------------------------------------
+    def train(
+        self,
+        ctx: TenantContext,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+    ) -> TrainReport:
+        """Index what changed; drop what was deleted. Safe to interrupt and to run again."""
+        started = time.monotonic()
+        report = TrainReport()
+        all_sources = sources_mod.list_sources(ctx, self.store)
+        live = {s.id for s in all_sources}
+        indexed = {r["source_id"] for r in self.store.query("SELECT DISTINCT source_id FROM chunks WHERE tenant_id = ?", [ctx.tenant_id])}
+        orphans = sorted(indexed - live)
+        if orphans:
+            self.forget(ctx, orphans)
+            report.removed_sources = len(orphans)
+        changed = [s for s in all_sources if s.changed]
+        total = len(changed)
+        if progress:
+            progress(0, total, "")
+        misses_before = getattr(self.embedder, "misses", 0)
+        done = 0
+        for i in range(0, total, self.batch_sources):
+            if should_stop and should_stop():
+                report.interrupted = True
+                break
+            batch = changed[i : i + self.batch_sources]
+            report.chunks += self._train_batch(ctx, batch)
+            report.trained += [s.path for s in batch]
+            done += len(batch)
+            if progress:
+                progress(done, total, batch[-1].path)
+        report.pending = total - done
+        report.embedded = getattr(self.embedder, "misses", 0) - misses_before
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _train_batch(self, ctx: TenantContext, batch: list[Source]) -> int:
+        now = utcnow()
+        rows, docs, ids, texts, metas = [], [], [], [], []
+        for source in batch:
+            for ordinal, (start, end, text) in enumerate(chunk_source(source)):
+                cid = chunk_id(source.id, ordinal, text)
+                body = indexed_text(source, text)
+                rows.append((ctx.tenant_id, cid, source.id, ordinal, start, end, text, now))
+                docs.append(KeywordDoc(cid, source.id, source.language, source.path, body))
+                ids.append(cid)
+                texts.append(body)
+                metas.append({"source_id": source.id, "ordinal": ordinal})
+        vectors = self.embedder.passages(texts)
+        source_ids = [s.id for s in batch]
+        self.vectors.replace(ctx.tenant_id, source_ids, ids, vectors, metas)
+        self.keywords.replace(ctx.tenant_id, source_ids, docs)
+        with self.store.write() as db:
+            marks = ",".join("?" * len(source_ids))
+            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
+            db.conn.executemany(
+                "INSERT INTO chunks (tenant_id, id, source_id, ordinal, start, end, text, trained_at) VALUES (?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            for source in batch:
+                # only if nobody edited it meanwhile: an edit during training stays "changed"
+                db.execute(
+                    "UPDATE sources SET trained_at = ?, trained_hash = content_hash, trained_title = title, "
+                    "trained_content = content WHERE tenant_id = ? AND id = ? AND content_hash = ?",
+                    [now, ctx.tenant_id, source.id, source.content_hash],
+                )
+        return len(rows)
+
+    def forget(self, ctx: TenantContext, source_ids: list[int]) -> None:
+        """Remove sources' chunks from both indexes and the chunk table."""
+        if not source_ids:
+            return
+        self.vectors.replace(ctx.tenant_id, source_ids, [], self.embedder.passages([]), [])
+        self.keywords.replace(ctx.tenant_id, source_ids, [])
+        with self.store.write() as db:
+            marks = ",".join("?" * len(source_ids))
+            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
+
+    # -- reading chunks ---------------------------------------------------------------------------
+    def chunks(self, ctx: TenantContext, chunk_ids: list[str]) -> dict[str, Chunk]:
+        """Trained chunks of this tenant by id (foreign or unknown ids are absent)."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self.store.query(
+            f"SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks WHERE tenant_id = ? AND id IN ({marks})",
+            [ctx.tenant_id, *chunk_ids],
+        )
+        return {r["id"]: Chunk(**r) for r in rows}
+
+    def chunks_of(self, ctx: TenantContext, source_id: int) -> list[Chunk]:
+        """A source's trained chunks in order."""
+        rows = self.store.query(
+            "SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks WHERE tenant_id = ? AND source_id = ? ORDER BY ordinal",
+            [ctx.tenant_id, source_id],
+        )
+        return [Chunk(**r) for r in rows]
+
+    def status(self, ctx: TenantContext) -> dict:
+        """Counts for a tenant: sources, changed, chunks in each store."""
+        srcs = sources_mod.list_sources(ctx, self.store)
+        return {
+            "sources": len(srcs),
+            "changed": sum(1 for s in srcs if s.changed),
+            "chunks": self.store.query("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"],
+            "vectors": self.vectors.count(ctx.tenant_id),
+            "keyword_docs": self.keywords.count(ctx.tenant_id),
+        }

@@ -1,0 +1,61 @@
+"""Languages: detection (py3langid, offline) and the content words of a text, per language."""
+from __future__ import annotations
+
+import re
+import unicodedata
+from functools import lru_cache
+
+from whoosh.lang import stopwords_for_language
+
+#: Languages with a stemmer and stop words in the keyword index; others are indexed without stemming.
+ANALYZED = ("es", "pt", "en")
+#: Languages the detector may answer; a tenant's sources can be in any of them.
+DETECTABLE = ("es", "pt", "en", "fr", "it", "de", "ca")
+_WORD = re.compile(r"\w+", re.UNICODE)
+
+
+@lru_cache(maxsize=1)
+def _identifier():
+    from py3langid.langid import MODEL_FILE, LanguageIdentifier
+
+    ident = LanguageIdentifier.from_model_file(MODEL_FILE, norm_probs=True)
+    ident.set_languages(list(DETECTABLE))
+    return ident
+
+
+def detect(text: str, default: str = "en") -> str:
+    """The most likely language code of ``text`` among DETECTABLE (``default`` when there are no words)."""
+    if not _WORD.search(text or ""):
+        return default
+    lang, _prob = _identifier().classify(text[:4000])
+    return lang
+
+
+def fold(text: str) -> str:
+    """Lower-case and strip accents: 'Facturación' -> 'facturacion'."""
+    decomposed = unicodedata.normalize("NFKD", text.lower())
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=8)
+def stopwords(lang: str) -> frozenset[str]:
+    """Folded stop words of a language, plus the other analyzed languages' for mixed questions."""
+    words: set[str] = set()
+    for code in {lang, *ANALYZED}:
+        try:
+            words |= {fold(w) for w in stopwords_for_language(code)}
+        except (KeyError, ValueError):
+            continue
+    return frozenset(words)
+
+
+def content_words(text: str, lang: str = "en") -> list[str]:
+    """Folded words that carry meaning (no stop words, no single letters), in order, unique."""
+    seen, out = set(), []
+    stop = stopwords(lang)
+    for word in _WORD.findall(fold(text)):
+        if len(word) < 2 or word in stop or word in seen:
+            continue
+        seen.add(word)
+        out.append(word)
+    return out

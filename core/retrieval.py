@@ -1,0 +1,238 @@
+"""Retrieval (R1-R4): query rewrite, hybrid search, fusion, weak-match drop, selection.
+
+``Retriever.search(ctx, query)`` is the one entry point of knowledge search; its tenant comes only
+from the authenticated context. Thresholds live in ``Tuning`` (tuned on the bench dev split).
+"""
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass, field, replace
+from typing import Sequence
+
+from core import sources as sources_mod
+from core.index import Index
+from core.keyword_index import terms
+from core.language import content_words, detect
+from core.tenancy import TenantContext
+
+TYPE_RANK = {"qa": 0, "starred": 1, "text": 2, "file": 3, "web": 4}
+_CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9]\b|\b\d{4,}\b")
+_FOLLOW_UP = re.compile(
+    r"^\s*[¿¡]?\s*(y|e|and|also|what about|how about|y qu[eé]|e o|e a|tamb[ié]n|tamb[eé]m|entonces|ent[aã]o|and what|so)\b",
+    re.IGNORECASE,
+)
+_BACK_REFERENCE = re.compile(
+    r"\b(it|its|that|this|they|them|those|eso|esto|ese|esa|ello|lo|la|los|las|isso|isto|esse|essa|ele|ela)\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True)
+class Tuning:
+    """Every retrieval threshold in one place (values chosen on the dev split; see bench/README)."""
+
+    dense_candidates: int = 30
+    keyword_candidates: int = 30
+    keyword_weight_same_language: float = 0.06
+    keyword_weight_other_language: float = 0.01
+    min_similarity: float = 0.74
+    tie_margin: float = 0.005
+    qa_close_similarity: float = 0.90
+    max_chunks: int = 6
+    max_chars: int = 12_000
+    per_source_first_pass: int = 3
+
+
+@dataclass(frozen=True)
+class Hit:
+    """A chunk found for a query, with everything needed to show, rank and cite it."""
+
+    chunk_id: str
+    source_id: int
+    path: str
+    title: str
+    type: str
+    starred: bool
+    language: str
+    url: str
+    trained_at: str
+    text: str
+    similarity: float
+    bm25: float
+    score: float
+    found_by: str  # dense | keyword | both
+    reason: str = ""
+
+    @property
+    def priority(self) -> int:
+        """Trust order: Q&A pair > starred source > text > file > web page."""
+        if self.type == "qa":
+            return TYPE_RANK["qa"]
+        return TYPE_RANK["starred"] if self.starred else TYPE_RANK[self.type]
+
+    def as_dict(self) -> dict:
+        return {
+            "chunk_id": self.chunk_id, "path": self.path, "title": self.title, "type": self.type,
+            "starred": self.starred, "language": self.language, "url": self.url, "trained_at": self.trained_at,
+            "score": round(self.score, 4), "similarity": round(self.similarity, 4), "bm25": round(self.bm25, 3),
+            "found_by": self.found_by, "reason": self.reason, "text": self.text,
+        }
+
+
+@dataclass
+class SearchResult:
+    query: str
+    rewritten: str
+    language: str
+    hits: list[Hit] = field(default_factory=list)
+    dropped: list[Hit] = field(default_factory=list)
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "query": self.query, "rewritten": self.rewritten, "language": self.language,
+            "results": [h.as_dict() for h in self.hits], "dropped": [h.as_dict() for h in self.dropped],
+            "seconds": round(self.seconds, 4),
+        }
+
+
+# -- R1: query rewrite ------------------------------------------------------------------------------
+def rewrite(query: str, history: Sequence[tuple[str, str]] = ()) -> str:
+    """A follow-up becomes a standalone query: the visitor's words plus the names, codes, numbers and
+    content words of their previous question, verbatim and in their language. Standalone questions
+    pass unchanged."""
+    query = query.strip()
+    previous = [text for role, text in history if role == "user" and text.strip()]
+    if not previous:
+        return query
+    lang = detect(query)
+    own = content_words(query, lang)
+    if not (_FOLLOW_UP.search(query) or len(own) <= 2 or (_BACK_REFERENCE.search(query) and len(own) <= 4)):
+        return query
+    last = previous[-1]
+    own_folded = set(own)
+    own_has_entity = bool(_CODE.search(query)) or any(w[:1].isupper() for w in re.findall(r"\w+", query)[1:])
+    carried = []
+    for word in re.findall(r"[\w-]+", last):
+        folded = content_words(word, lang)
+        if not folded or folded[0] in own_folded or word in carried:
+            continue
+        is_entity = bool(_CODE.fullmatch(word)) or word[:1].isupper()
+        if is_entity and own_has_entity:
+            continue  # the follow-up names its own entity ("¿y el Starter?"): do not drag the old one along
+        carried.append(word)
+    return f"{query} {' '.join(carried)}".strip() if carried else query
+
+
+# -- R2/R3: pure ranking helpers ----------------------------------------------------------------------
+def fuse(similarity: float, bm25: float, bm25_max: float, same_language: bool, tuning: Tuning) -> float:
+    """Dense similarity plus a language-aware share of the max-normalised BM25 score."""
+    weight = tuning.keyword_weight_same_language if same_language else tuning.keyword_weight_other_language
+    return similarity + (weight * bm25 / bm25_max if bm25_max > 0 else 0.0)
+
+
+def covers_all_terms(query: str, hit_text: str, lang: str) -> bool:
+    """A keyword-only match must contain every relevant word of the question, or every product code it cites."""
+    codes = [c.lower() for c in _CODE.findall(query)]
+    if codes and all(code in hit_text.lower() for code in codes):
+        return True
+    wanted = set(terms(lang, query))
+    return bool(wanted) and wanted <= set(terms(lang, hit_text))
+
+
+def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
+    """Score order; near-ties go to the more trusted type; a close Q&A match always first."""
+    ranked = sorted(hits, key=lambda h: -h.score)
+    out: list[Hit] = []
+    i = 0
+    while i < len(ranked):
+        j = i + 1
+        while j < len(ranked) and ranked[i].score - ranked[j].score <= tuning.tie_margin:
+            j += 1
+        out.extend(sorted(ranked[i:j], key=lambda h: (h.priority, -h.score)))
+        i = j
+    close_qa = [h for h in out if h.type == "qa" and h.similarity >= tuning.qa_close_similarity]
+    if close_qa:
+        best = max(close_qa, key=lambda h: h.similarity)
+        out.remove(best)
+        out.insert(0, replace(best, reason="close Q&A match"))
+    return out
+
+
+def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
+    """At most max_chunks and max_chars; at most per_source_first_pass from one source in the first pass."""
+    chosen: list[Hit] = []
+    per_source: dict[int, int] = {}
+    chars = 0
+    deferred: list[Hit] = []
+    for hit in ranked:
+        if len(chosen) >= tuning.max_chunks:
+            deferred.append(hit)
+            continue
+        if per_source.get(hit.source_id, 0) >= tuning.per_source_first_pass:
+            deferred.append(hit)
+            continue
+        if chars + len(hit.text) > tuning.max_chars:
+            deferred.append(replace(hit, reason="over the character budget"))
+            continue
+        chosen.append(hit if hit.reason else replace(hit, reason=f"rank {len(chosen) + 1}"))
+        per_source[hit.source_id] = per_source.get(hit.source_id, 0) + 1
+        chars += len(hit.text)
+    left: list[Hit] = []
+    for hit in deferred:  # second pass: room left goes to the best of what the per-source cap held back
+        if len(chosen) < tuning.max_chunks and chars + len(hit.text) <= tuning.max_chars:
+            chosen.append(replace(hit, reason="second pass"))
+            chars += len(hit.text)
+        else:
+            left.append(hit if hit.reason else replace(hit, reason="not selected (limits)"))
+    return chosen, left
+
+
+class Retriever:
+    """Knowledge search for one process; the tenant comes from each call's context."""
+
+    def __init__(self, index: Index, tuning: Tuning | None = None):
+        self.index = index
+        self.tuning = tuning or Tuning()
+
+    def search(self, ctx: TenantContext, query: str, history: Sequence[tuple[str, str]] = (), k: int | None = None) -> SearchResult:
+        """Ranked, selected chunks for a question (and the weak or surplus ones it dropped, with why)."""
+        started = time.perf_counter()
+        tuning = self.tuning if k is None else replace(self.tuning, max_chunks=k)
+        rewritten = rewrite(query, history)
+        lang = detect(rewritten)
+        result = SearchResult(query=query, rewritten=rewritten, language=lang)
+        if not rewritten.strip():
+            return result
+        tenant = ctx.tenant_id
+        vector = self.index.embedder.queries([rewritten])[0]
+        dense = {h.chunk_id: h.similarity for h in self.index.vectors.search(tenant, vector, tuning.dense_candidates)}
+        keyword = {h.chunk_id: h.bm25 for h in self.index.keywords.search(tenant, rewritten, tuning.keyword_candidates)}
+        missing = [cid for cid in keyword if cid not in dense]
+        similarity = {**self.index.vectors.similarities(tenant, vector, missing), **dense}
+        chunks = self.index.chunks(ctx, list({**dense, **keyword}))
+        live = sources_mod.get_by_ids(ctx, self.index.store, sorted({c.source_id for c in chunks.values()}))
+        bm25_max = max(keyword.values(), default=0.0)
+        candidates: list[Hit] = []
+        for cid, chunk in chunks.items():
+            source = live.get(chunk.source_id)
+            if source is None:  # deleted since training: gone from answers at once
+                continue
+            sim, bm25 = similarity.get(cid, 0.0), keyword.get(cid, 0.0)
+            hit = Hit(
+                chunk_id=cid, source_id=source.id, path=source.path, title=source.title, type=source.type,
+                starred=source.starred, language=source.language, url=source.url, trained_at=chunk.trained_at,
+                text=chunk.text, similarity=sim, bm25=bm25,
+                score=fuse(sim, bm25, bm25_max, source.language == lang, tuning),
+                found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
+            )
+            if sim >= tuning.min_similarity:
+                candidates.append(hit)
+            elif bm25 > 0 and covers_all_terms(rewritten, f"{source.title}\n{chunk.text}", source.language):
+                candidates.append(replace(hit, reason="keyword match with every relevant word"))
+            else:
+                result.dropped.append(replace(hit, reason="weak match"))
+        result.hits, surplus = select(order_by_trust(candidates, tuning), tuning)
+        result.dropped = surplus + sorted(result.dropped, key=lambda h: -h.score)
+        result.seconds = time.perf_counter() - started
+        return result

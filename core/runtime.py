@@ -1,0 +1,33 @@
+"""The shared parts of one process (store, embedder, indexes, retriever), built from settings."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from core.config import Settings, load_settings
+from core.embeddings import Embedder, make_embedder
+from core.index import Index
+from core.knowledge import Knowledge
+from core.retrieval import Retriever, Tuning
+from core.store import Store
+
+
+@dataclass
+class Runtime:
+    settings: Settings
+    store: Store
+    index: Index
+    retriever: Retriever
+    knowledge: Knowledge
+
+    def close(self) -> None:
+        self.index.keywords.close()
+        self.store.close()
+
+
+def open_runtime(settings: Settings | None = None, embedder: Embedder | None = None, tuning: Tuning | None = None) -> Runtime:
+    """Open (and migrate) everything under the settings' data directory."""
+    settings = settings or load_settings()
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    store = Store(settings.db_path)
+    index = Index(settings, store, embedder or make_embedder(settings))
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index))

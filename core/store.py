@@ -1,0 +1,173 @@
+"""The SQLite database (through sqlite-utils): connection, WAL, named append-only migrations.
+
+Every table that holds tenant data carries ``tenant_id`` and every statement on it filters by it;
+the functions that read and write those tables live with their domain modules (sources, knowledge...).
+"""
+from __future__ import annotations
+
+import sqlite3
+from contextlib import contextmanager
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Callable, Iterator
+
+import sqlite_utils
+
+
+def utcnow() -> str:
+    """The current time as an ISO-8601 UTC string (the one format stored in the database)."""
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _run_script(db: sqlite_utils.Database, script: str) -> None:
+    # executescript() would COMMIT the surrounding transaction; run statement by statement instead.
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
+def _m001_tenancy(db: sqlite_utils.Database) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE tenants (
+            id INTEGER PRIMARY KEY,
+            slug TEXT NOT NULL UNIQUE,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE users (
+            id INTEGER PRIMARY KEY,
+            email TEXT NOT NULL UNIQUE,
+            password_hash TEXT NOT NULL,
+            created_at TEXT NOT NULL
+        );
+        CREATE TABLE memberships (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            role TEXT NOT NULL CHECK (role IN ('admin', 'editor', 'qa')),
+            PRIMARY KEY (tenant_id, user_id)
+        );
+        """
+    )
+
+
+def _m002_knowledge(db: sqlite_utils.Database) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE sources (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL,
+            title TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            type TEXT NOT NULL CHECK (type IN ('qa', 'text', 'file', 'web')),
+            starred INTEGER NOT NULL DEFAULT 0,
+            language TEXT NOT NULL DEFAULT '',
+            url TEXT NOT NULL DEFAULT '',
+            content TEXT NOT NULL DEFAULT '',
+            content_hash TEXT NOT NULL,
+            origin TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            trained_at TEXT,
+            trained_hash TEXT,
+            trained_title TEXT,
+            trained_content TEXT,
+            UNIQUE (tenant_id, path)
+        );
+        CREATE INDEX sources_tenant_path ON sources (tenant_id, path);
+        CREATE TABLE folders (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, path)
+        );
+        CREATE TABLE chunks (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            source_id INTEGER NOT NULL,
+            ordinal INTEGER NOT NULL,
+            start INTEGER NOT NULL,
+            end INTEGER NOT NULL,
+            text TEXT NOT NULL,
+            trained_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, id)
+        );
+        CREATE INDEX chunks_tenant_source ON chunks (tenant_id, source_id, ordinal);
+        CREATE TABLE read_log (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            verb TEXT NOT NULL,
+            path TEXT NOT NULL,
+            found INTEGER NOT NULL,
+            returned_ids TEXT NOT NULL,
+            returned_chars INTEGER NOT NULL,
+            summary TEXT NOT NULL
+        );
+        CREATE INDEX read_log_tenant_at ON read_log (tenant_id, at);
+        """
+    )
+
+
+#: Append-only: never edit or reorder a released migration, add a new one.
+MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
+    ("001_tenancy", _m001_tenancy),
+    ("002_knowledge", _m002_knowledge),
+]
+
+
+class Store:
+    """One SQLite database file: opened in WAL mode, migrated on open."""
+
+    def __init__(self, path: Path | str):
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
+        self.db = sqlite_utils.Database(conn)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA foreign_keys=ON")
+        self.db.execute("PRAGMA busy_timeout=30000")
+        self.migrate()
+
+    def migrate(self) -> list[str]:
+        """Apply the migrations not yet recorded; return their names."""
+        self.db.execute(
+            "CREATE TABLE IF NOT EXISTS _migrations (name TEXT PRIMARY KEY, applied_at TEXT NOT NULL)"
+        )
+        done = {row[0] for row in self.db.execute("SELECT name FROM _migrations").fetchall()}
+        applied = []
+        for name, step in MIGRATIONS:
+            if name in done:
+                continue
+            with self.write():
+                step(self.db)
+                self.db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, utcnow()])
+            applied.append(name)
+        return applied
+
+    @contextmanager
+    def write(self) -> Iterator[sqlite_utils.Database]:
+        """A read-check-write transaction: BEGIN IMMEDIATE so it never fails upgrading to a write."""
+        conn = self.db.conn
+        if conn.in_transaction:  # nested: join the outer transaction
+            yield self.db
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield self.db
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        conn.execute("COMMIT")
+
+    def query(self, sql: str, params: list | tuple | dict = ()) -> list[dict]:
+        """Rows of a SELECT as dicts."""
+        return list(self.db.query(sql, params))
+
+    def close(self) -> None:
+        self.db.conn.close()

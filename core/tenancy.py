@@ -1,0 +1,154 @@
+"""Tenants, users, password login, and the TenantContext that only authentication code builds.
+
+Every function elsewhere that reads or writes tenant data takes a ``TenantContext`` first. A context
+cannot be built outside this module: its constructor demands a private token, so a tenant id from a
+request parameter can never become a context by accident.
+"""
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import re
+import secrets
+from dataclasses import dataclass, field
+
+from core.store import Store, utcnow
+
+ROLES = ("admin", "editor", "qa")
+_AUTHENTICATED = object()
+_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,39}$")
+_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
+
+
+class AuthError(PermissionError):
+    """Login failed or a membership is missing. The message never says which of email/password was wrong."""
+
+
+class TenancyError(ValueError):
+    """Bad input when creating tenants or users; the message says what to change."""
+
+
+@dataclass(frozen=True)
+class TenantContext:
+    """Who is acting, for which tenant. Built only by this module after authentication."""
+
+    tenant_id: int
+    tenant_slug: str
+    actor: str
+    role: str
+    channel: str = "admin"
+    customer_id: str | None = None
+    _token: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._token is not _AUTHENTICATED:
+            raise AuthError("TenantContext is built only by core.tenancy after authentication.")
+
+    def can(self, role: str) -> bool:
+        """True when the actor's role includes ``role`` (admin includes every role)."""
+        return self.role == "admin" or self.role == role
+
+
+def _context(store: Store, slug: str, actor: str, role: str, channel: str) -> TenantContext:
+    row = store.query("SELECT id, slug FROM tenants WHERE slug = ?", [slug])
+    if not row:
+        raise AuthError(f"No tenant '{slug}'. List tenants with `python -m core tenants`.")
+    return TenantContext(row[0]["id"], row[0]["slug"], actor, role, channel, None, _AUTHENTICATED)
+
+
+def hash_password(password: str) -> str:
+    """scrypt hash with a random salt, as ``scrypt$n$r$p$salt$hash``."""
+    salt = secrets.token_bytes(16)
+    n, r, p = 2**14, 8, 1
+    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=32)
+    return "$".join(["scrypt", str(n), str(r), str(p), base64.b64encode(salt).decode(), base64.b64encode(digest).decode()])
+
+
+def verify_password(password: str, stored: str) -> bool:
+    """Constant-time check of ``password`` against a ``hash_password`` result."""
+    try:
+        scheme, n, r, p, salt, digest = stored.split("$")
+    except ValueError:
+        return False
+    if scheme != "scrypt":
+        return False
+    candidate = hashlib.scrypt(
+        password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=32
+    )
+    return hmac.compare_digest(candidate, base64.b64decode(digest))
+
+
+def create_tenant(store: Store, slug: str, name: str | None = None) -> dict:
+    """Create a tenant; the slug is 2-40 lowercase letters, digits or dashes."""
+    if not _SLUG.match(slug or ""):
+        raise TenancyError(
+            f"Tenant slug {slug!r} is not valid: use 2-40 lowercase letters, digits or dashes, e.g. 'acme-shop'."
+        )
+    with store.write() as db:
+        if store.query("SELECT 1 FROM tenants WHERE slug = ?", [slug]):
+            raise TenancyError(f"Tenant '{slug}' already exists; pick another slug or use the existing one.")
+        db.execute("INSERT INTO tenants (slug, name, created_at) VALUES (?, ?, ?)", [slug, name or slug, utcnow()])
+    return store.query("SELECT id, slug, name, created_at FROM tenants WHERE slug = ?", [slug])[0]
+
+
+def list_tenants(store: Store) -> list[dict]:
+    """All tenants (operator view: the CLI and first-run setup only)."""
+    return store.query("SELECT id, slug, name, created_at FROM tenants ORDER BY slug")
+
+
+def create_user(store: Store, tenant_slug: str, email: str, password: str, role: str) -> dict:
+    """Create the user if new (or reuse it) and give it ``role`` in the tenant."""
+    email = (email or "").strip().lower()
+    if not _EMAIL.match(email):
+        raise TenancyError(f"{email!r} is not an e-mail address; users log in with their e-mail.")
+    if role not in ROLES:
+        raise TenancyError(f"Role {role!r} is not known; use one of {', '.join(ROLES)}.")
+    tenant = store.query("SELECT id FROM tenants WHERE slug = ?", [tenant_slug])
+    if not tenant:
+        raise TenancyError(f"No tenant '{tenant_slug}'. Create it first: python -m core tenants create {tenant_slug}")
+    with store.write() as db:
+        user = store.query("SELECT id FROM users WHERE email = ?", [email])
+        if user:
+            user_id = user[0]["id"]
+        else:
+            if len(password or "") < 8:
+                raise TenancyError("The password must have at least 8 characters.")
+            user_id = db.execute(
+                "INSERT INTO users (email, password_hash, created_at) VALUES (?, ?, ?)",
+                [email, hash_password(password), utcnow()],
+            ).lastrowid
+        db.execute(
+            "INSERT INTO memberships (tenant_id, user_id, role) VALUES (?, ?, ?) "
+            "ON CONFLICT (tenant_id, user_id) DO UPDATE SET role = excluded.role",
+            [tenant[0]["id"], user_id, role],
+        )
+    return {"email": email, "tenant": tenant_slug, "role": role}
+
+
+def memberships(store: Store, email: str) -> list[dict]:
+    """The tenants a user belongs to, with the role in each."""
+    return store.query(
+        "SELECT t.slug, t.name, m.role FROM memberships m JOIN tenants t ON t.id = m.tenant_id "
+        "JOIN users u ON u.id = m.user_id WHERE u.email = ? ORDER BY t.slug",
+        [email.strip().lower()],
+    )
+
+
+def login(store: Store, email: str, password: str, tenant_slug: str) -> TenantContext:
+    """Password login into one tenant; the only way a user's TenantContext comes to exist."""
+    email = (email or "").strip().lower()
+    rows = store.query(
+        "SELECT u.password_hash, m.role FROM users u "
+        "JOIN memberships m ON m.user_id = u.id JOIN tenants t ON t.id = m.tenant_id "
+        "WHERE u.email = ? AND t.slug = ?",
+        [email, tenant_slug],
+    )
+    if not rows or not verify_password(password or "", rows[0]["password_hash"]):
+        raise AuthError("Wrong e-mail, password or tenant.")
+    return _context(store, tenant_slug, email, rows[0]["role"], "admin")
+
+
+def local_operator(store: Store, tenant_slug: str, actor: str = "operator") -> TenantContext:
+    """The local operator of the CLI: whoever can run commands on the data directory is its admin."""
+    return _context(store, tenant_slug, f"cli:{actor}", "admin", "cli")
