@@ -82,7 +82,7 @@ def _progress_printer():
 
 def cmd_train(args) -> int:
     rt = _runtime()
-    report = rt.index.train(_ctx(rt, args.slug), progress=None if args.json else _progress_printer())
+    report = rt.index.train(_ctx(rt, args.slug), progress=None if args.json else _progress_printer(), full=args.full)
     _print(report.as_dict(), args.json, json.dumps(report.as_dict()))
     return 0
 
@@ -219,6 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--prefix", default="")
     p = add("train", cmd_train, "index what changed since the last training")
     p.add_argument("slug")
+    p.add_argument("--full", action="store_true", help="retrain every source (after changing the embedder)")
     p = add("sources", cmd_sources, "list a tenant's sources (optionally below PATH)")
     p.add_argument("slug")
     p.add_argument("path", nargs="?")

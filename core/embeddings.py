@@ -104,8 +104,8 @@ class OpenAICompatibleEmbedder:
 class CachedEmbedder:
     """Wraps an embedder with a content-addressed on-disk cache of its vectors."""
 
-    def __init__(self, inner: Embedder, path: Path | str):
-        self.inner, self.name = inner, inner.name
+    def __init__(self, inner: Embedder, path: Path | str, cache_queries: bool = True):
+        self.inner, self.name, self.cache_queries = inner, inner.name, cache_queries
         Path(path).parent.mkdir(parents=True, exist_ok=True)
         self._conn = sqlite3.connect(str(path), timeout=30, check_same_thread=False, isolation_level=None)
         self._conn.execute("PRAGMA journal_mode=WAL")
@@ -149,7 +149,7 @@ class CachedEmbedder:
         return self._embed(list(texts), "passage")
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
-        return self._embed(list(texts), "query")
+        return self._embed(list(texts), "query") if self.cache_queries else self.inner.queries(list(texts))
 
 
 @register_embedding_function

@@ -106,12 +106,14 @@ def _pdf(data: bytes, filename: str) -> Extracted:
 
 
 def _docx(data: bytes, filename: str) -> Extracted:
+    import zipfile
+
     import docx
     from docx.opc.exceptions import PackageNotFoundError
 
     try:
         document = docx.Document(io.BytesIO(data))
-    except (PackageNotFoundError, KeyError, ValueError, OSError) as exc:
+    except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ExtractionError(f"{filename}: not a readable .docx ({exc}); save it again as Word .docx.") from exc
     blocks, title = [], document.core_properties.title or ""
     for paragraph in document.paragraphs:

@@ -75,10 +75,18 @@ def indexed_text(source: Source, text: str) -> str:
 class Index:
     """Both indexes of every tenant, plus the chunk table that ties them to sources."""
 
-    def __init__(self, settings: Settings, store: Store, embedder: Embedder, batch_sources: int = 16):
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder,
+        batch_sources: int = 16,
+        vectors: VectorIndex | None = None,
+        keywords: KeywordIndex | None = None,
+    ):
         self.settings, self.store, self.embedder = settings, store, embedder
-        self.vectors = VectorIndex(settings, embedder)
-        self.keywords = KeywordIndex(settings.whoosh_dir)
+        self.vectors = vectors or VectorIndex(settings, embedder)
+        self.keywords = keywords or KeywordIndex(settings.whoosh_dir)
         self.batch_sources = batch_sources
 
     # -- training -------------------------------------------------------------------------------
@@ -87,8 +95,10 @@ class Index:
         ctx: TenantContext,
         progress: Progress | None = None,
         should_stop: Callable[[], bool] | None = None,
+        full: bool = False,
     ) -> TrainReport:
-        """Index what changed; drop what was deleted. Safe to interrupt and to run again."""
+        """Index what changed (everything with ``full``, e.g. after changing the embedder); drop what
+        was deleted. Safe to interrupt and to run again."""
         started = time.monotonic()
         report = TrainReport()
         all_sources = sources_mod.list_sources(ctx, self.store)
@@ -98,6 +108,10 @@ class Index:
         if orphans:
             self.forget(ctx, orphans)
             report.removed_sources = len(orphans)
+        if full:
+            with self.store.write() as db:
+                db.execute("UPDATE sources SET trained_hash = NULL WHERE tenant_id = ?", [ctx.tenant_id])
+            all_sources = sources_mod.list_sources(ctx, self.store)
         changed = [s for s in all_sources if s.changed]
         total = len(changed)
         if progress:

@@ -17,7 +17,8 @@ from core.language import content_words, detect
 from core.tenancy import TenantContext
 
 TYPE_RANK = {"qa": 0, "starred": 1, "text": 2, "file": 3, "web": 4}
-_CODE = re.compile(r"\b(?=[\w-]*\d)(?=[\w-]*[A-Za-z])[A-Za-z0-9][\w-]*[A-Za-z0-9]\b|\b\d{4,}\b")
+# product codes: LC-PRO, 48213-B, X200, long numbers (order ids)
+_CODE = re.compile(r"\b[A-Z0-9]+(?:-[A-Za-z0-9]+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{2,}\b|\b\d{4,}\b")
 _FOLLOW_UP = re.compile(
     r"^\s*[¿¡]?\s*(y|e|and|also|what about|how about|y qu[eé]|e o|e a|tamb[ié]n|tamb[eé]m|entonces|ent[aã]o|and what|so)\b",
     re.IGNORECASE,
@@ -113,11 +114,12 @@ def rewrite(query: str, history: Sequence[tuple[str, str]] = ()) -> str:
     own_folded = set(own)
     own_has_entity = bool(_CODE.search(query)) or any(w[:1].isupper() for w in re.findall(r"\w+", query)[1:])
     carried = []
-    for word in re.findall(r"[\w-]+", last):
+    for position, word in enumerate(re.findall(r"[\w-]+", last)):
         folded = content_words(word, lang)
         if not folded or folded[0] in own_folded or word in carried:
             continue
-        is_entity = bool(_CODE.fullmatch(word)) or word[:1].isupper()
+        # a capital that only starts the sentence is not a name
+        is_entity = bool(_CODE.fullmatch(word)) or (word[:1].isupper() and position > 0)
         if is_entity and own_has_entity:
             continue  # the follow-up names its own entity ("¿y el Starter?"): do not drag the old one along
         carried.append(word)
@@ -191,9 +193,10 @@ def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
 class Retriever:
     """Knowledge search for one process; the tenant comes from each call's context."""
 
-    def __init__(self, index: Index, tuning: Tuning | None = None):
+    def __init__(self, index: Index, tuning: Tuning | None = None, live_sources=sources_mod.get_by_ids):
         self.index = index
         self.tuning = tuning or Tuning()
+        self.live_sources = live_sources  # (ctx, store, ids) -> {id: Source}; read at query time
 
     def search(self, ctx: TenantContext, query: str, history: Sequence[tuple[str, str]] = (), k: int | None = None) -> SearchResult:
         """Ranked, selected chunks for a question (and the weak or surplus ones it dropped, with why)."""
@@ -211,7 +214,7 @@ class Retriever:
         missing = [cid for cid in keyword if cid not in dense]
         similarity = {**self.index.vectors.similarities(tenant, vector, missing), **dense}
         chunks = self.index.chunks(ctx, list({**dense, **keyword}))
-        live = sources_mod.get_by_ids(ctx, self.index.store, sorted({c.source_id for c in chunks.values()}))
+        live = self.live_sources(ctx, self.index.store, sorted({c.source_id for c in chunks.values()}))
         bm25_max = max(keyword.values(), default=0.0)
         candidates: list[Hit] = []
         for cid, chunk in chunks.items():

