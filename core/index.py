@@ -80,7 +80,7 @@ class Index:
         settings: Settings,
         store: Store,
         embedder: Embedder,
-        batch_sources: int = 16,
+        batch_sources: int = 64,
         vectors: VectorIndex | None = None,
         keywords: KeywordIndex | None = None,
     ):
@@ -108,7 +108,9 @@ class Index:
         if orphans:
             self.forget(ctx, orphans)
             report.removed_sources = len(orphans)
-        if full:
+        if full:  # start both indexes afresh: vectors of another embedder may not even share its dimension
+            self.vectors.drop(ctx.tenant_id)
+            self.keywords.drop(ctx.tenant_id)
             with self.store.write() as db:
                 db.execute("UPDATE sources SET trained_hash = NULL WHERE tenant_id = ?", [ctx.tenant_id])
             all_sources = sources_mod.list_sources(ctx, self.store)
@@ -128,6 +130,8 @@ class Index:
             done += len(batch)
             if progress:
                 progress(done, total, batch[-1].path)
+        if done:
+            self.keywords.optimize(ctx.tenant_id)
         report.pending = total - done
         report.embedded = getattr(self.embedder, "misses", 0) - misses_before
         report.seconds = time.monotonic() - started

@@ -23,6 +23,9 @@ from whoosh.support.charset import accent_map
 from core.language import ANALYZED
 
 OTHER = "xx"
+COMMON_TERM_SHARE = 0.05
+COMMON_TERM_MIN_DOCS = 500
+KEEP_RAREST = 3
 LANG_FIELDS = {lang: f"body_{lang}" for lang in (*ANALYZED, OTHER)}
 
 
@@ -93,6 +96,12 @@ class KeywordIndex:
         directory.mkdir(parents=True, exist_ok=True)
         return whoosh_index.create_in(str(directory), _schema())
 
+    def optimize(self, tenant_id: int) -> None:
+        """Merge a tenant's segments into one (after a training run): fewer segments, faster queries."""
+        ix = self._open(tenant_id, create=False)
+        if ix is not None and len(ix._segments()) > 1:
+            ix.optimize()
+
     def replace(self, tenant_id: int, source_ids: list[int], docs: list[KeywordDoc]) -> None:
         """Delete every chunk of ``source_ids`` and add ``docs`` in one commit (idempotent on redo)."""
         ix = self._open(tenant_id, create=True)
@@ -115,11 +124,22 @@ class KeywordIndex:
         searcher = self._searcher(tenant_id)
         if searcher is None:
             return []
-        clauses = [wq.Term(field, t) for lang, field in LANG_FIELDS.items() for t in terms(lang, text)]
-        clauses += [wq.Term("path", t) for t in terms(OTHER, text)]
-        if not clauses:
+        pairs = [(field, t) for lang, field in LANG_FIELDS.items() for t in terms(lang, text)]
+        pairs += [("path", t) for t in terms(OTHER, text)]
+        with_df = sorted(((searcher.doc_frequency(f, t), f, t) for f, t in pairs), key=lambda x: x[0])
+        with_df = [x for x in with_df if x[0] > 0]
+        if not with_df:
             return []
-        results = searcher.search(wq.Or(clauses), limit=limit)
+        # Terms in a large share of the chunks add little to BM25 but cost a scan of their postings in
+        # pure Python: past the cap they are left out, keeping at least the rarest few.
+        cap = max(COMMON_TERM_MIN_DOCS, int(searcher.doc_count() * COMMON_TERM_SHARE))
+        kept = [x for i, x in enumerate(with_df) if x[0] <= cap or i < KEEP_RAREST]
+        clauses = [wq.Term(f, t) for _df, f, t in kept]
+        query = wq.Or(clauses)
+        # a union tree lets the top-k collector skip blocks that cannot make the top (block-max);
+        # whoosh's automatic choice preloads and scores every match on small segments instead
+        query.matcher_type = wq.Or.DEFAULT_MATCHER
+        results = searcher.search(query, limit=limit)
         return [KeywordHit(hit["chunk_id"], float(hit.score)) for hit in results]
 
     def _searcher(self, tenant_id: int):

@@ -31,10 +31,12 @@ def detect(text: str, default: str = "en") -> str:
     return lang
 
 
+_COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
+
+
 def fold(text: str) -> str:
     """Lower-case and strip accents: 'Facturación' -> 'facturacion'."""
-    decomposed = unicodedata.normalize("NFKD", text.lower())
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+    return _COMBINING.sub("", unicodedata.normalize("NFKD", text.lower()))
 
 
 @lru_cache(maxsize=8)

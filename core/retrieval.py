@@ -13,7 +13,7 @@ from typing import Sequence
 from core import sources as sources_mod
 from core.index import Index
 from core.keyword_index import terms
-from core.language import content_words, detect
+from core.language import content_words, detect, fold
 from core.tenancy import TenantContext
 
 TYPE_RANK = {"qa": 0, "starred": 1, "text": 2, "file": 3, "web": 4}
@@ -34,9 +34,10 @@ class Tuning:
 
     dense_candidates: int = 30
     keyword_candidates: int = 30
-    keyword_weight_same_language: float = 0.06
-    keyword_weight_other_language: float = 0.01
+    keyword_weight_same_language: float = 0.04
+    keyword_weight_other_language: float = 0.02
     min_similarity: float = 0.74
+    relative_margin: float = 0.08  # also weak: this far below the best similarity of the query
     tie_margin: float = 0.005
     qa_close_similarity: float = 0.90
     max_chunks: int = 6
@@ -139,7 +140,12 @@ def covers_all_terms(query: str, hit_text: str, lang: str) -> bool:
     if codes and all(code in hit_text.lower() for code in codes):
         return True
     wanted = set(terms(lang, query))
-    return bool(wanted) and wanted <= set(terms(lang, hit_text))
+    if not wanted:
+        return False
+    folded = fold(hit_text)
+    if not all(term in folded for term in wanted):  # stems of folded words are their prefixes: a cheap reject
+        return False
+    return wanted <= set(terms(lang, hit_text))
 
 
 def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
@@ -215,12 +221,13 @@ class Retriever:
         similarity = {**self.index.vectors.similarities(tenant, vector, missing), **dense}
         chunks = self.index.chunks(ctx, list({**dense, **keyword}))
         live = self.live_sources(ctx, self.index.store, sorted({c.source_id for c in chunks.values()}))
-        bm25_max = max(keyword.values(), default=0.0)
+        # deleted since training: gone from answers at once (and scores come only from what is kept)
+        kept = {cid: chunk for cid, chunk in chunks.items() if chunk.source_id in live}
+        bm25_max = max((keyword.get(cid, 0.0) for cid in kept), default=0.0)
+        floor = max(tuning.min_similarity, max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
         candidates: list[Hit] = []
-        for cid, chunk in chunks.items():
-            source = live.get(chunk.source_id)
-            if source is None:  # deleted since training: gone from answers at once
-                continue
+        for cid, chunk in kept.items():
+            source = live[chunk.source_id]
             sim, bm25 = similarity.get(cid, 0.0), keyword.get(cid, 0.0)
             hit = Hit(
                 chunk_id=cid, source_id=source.id, path=source.path, title=source.title, type=source.type,
@@ -229,7 +236,7 @@ class Retriever:
                 score=fuse(sim, bm25, bm25_max, source.language == lang, tuning),
                 found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
             )
-            if sim >= tuning.min_similarity:
+            if sim >= floor:
                 candidates.append(hit)
             elif bm25 > 0 and covers_all_terms(rewritten, f"{source.title}\n{chunk.text}", source.language):
                 candidates.append(replace(hit, reason="keyword match with every relevant word"))

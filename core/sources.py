@@ -100,9 +100,10 @@ def list_sources(ctx: TenantContext, store: Store, prefix: str = "") -> list[Sou
         rows = store.query(f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? ORDER BY path", [ctx.tenant_id])
     else:
         base = normalize_path(prefix)
+        # a range, not LIKE: it uses the (tenant_id, path) index ('0' is the character after '/')
         rows = store.query(
-            f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND (path = ? OR path LIKE ? ESCAPE '\\') ORDER BY path",
-            [ctx.tenant_id, base, base.replace("_", "\\_").replace("%", "\\%") + "/%"],
+            f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND (path = ? OR (path >= ? AND path < ?)) ORDER BY path",
+            [ctx.tenant_id, base, base + "/", base + "0"],
         )
     return [_row_to_source(r) for r in rows]
 
@@ -118,7 +119,7 @@ def _check(path: str, title: str, type_: str, content: str) -> None:
 
 def _folder_conflict(ctx: TenantContext, store: Store, path: str) -> str | None:
     """A source cannot sit where a folder is, nor below another source."""
-    if store.query("SELECT 1 FROM sources WHERE tenant_id = ? AND path LIKE ? LIMIT 1", [ctx.tenant_id, path + "/%"]):
+    if store.query("SELECT 1 FROM sources WHERE tenant_id = ? AND path >= ? AND path < ? LIMIT 1", [ctx.tenant_id, path + "/", path + "0"]):
         return f"'{path}' is a folder (it has sources below it); choose another path."
     parts = path.split("/")
     for i in range(1, len(parts)):
@@ -211,7 +212,8 @@ def move(ctx: TenantContext, store: Store, old: str, new: str) -> list[Source]:
                 [target, digest, utcnow(), ctx.tenant_id, source.id],
             )
         for folder in store.query(
-            "SELECT path, description FROM folders WHERE tenant_id = ? AND (path = ? OR path LIKE ?)", [ctx.tenant_id, old, old + "/%"]
+            "SELECT path, description FROM folders WHERE tenant_id = ? AND (path = ? OR (path >= ? AND path < ?))",
+            [ctx.tenant_id, old, old + "/", old + "0"],
         ):
             db.execute(
                 "UPDATE folders SET path = ? WHERE tenant_id = ? AND path = ?",
@@ -229,7 +231,8 @@ def delete(ctx: TenantContext, store: Store, path: str) -> list[int]:
     with store.write() as db:
         for source in doomed:
             db.execute("DELETE FROM sources WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, source.id])
-        db.execute("DELETE FROM folders WHERE tenant_id = ? AND (path = ? OR path LIKE ?)", [ctx.tenant_id, base, base + "/%"])
+        db.execute("DELETE FROM folders WHERE tenant_id = ? AND (path = ? OR (path >= ? AND path < ?))",
+                   [ctx.tenant_id, base, base + "/", base + "0"])
     return [s.id for s in doomed]
 
 

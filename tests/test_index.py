@@ -93,3 +93,14 @@ def test_long_source_gets_several_chunks_with_title_indexed(ctx, rt):
     assert len(chunks) >= 4 and all(len(c.text) <= 1600 for c in chunks)
     hits = rt.index.keywords.search(ctx.tenant_id, "pro plan", 10)
     assert {h.chunk_id for h in hits} == {c.id for c in chunks}  # the title is indexed with every chunk
+
+
+def test_full_retrain_rebuilds_both_indexes(ctx, rt, embedder):
+    sources.save(ctx, rt.store, "a/one", title="One", content="Alpha text.")
+    sources.save(ctx, rt.store, "a/two", title="Two", content="Beta text.")
+    rt.index.train(ctx)
+    before = embedder.embedded
+    report = rt.index.train(ctx, full=True)
+    assert len(report.trained) == 2 and embedder.embedded == before + 2
+    assert counts(rt, ctx) == {"sources": 2, "changed": 0, "chunks": 2, "vectors": 2, "keyword_docs": 2}
+    assert rt.retriever.search(ctx, "alpha text").hits[0].path == "a/one"
