@@ -63,10 +63,20 @@ def cmd_users(args) -> int:
 
 
 def cmd_ingest(args) -> int:
-    from core.ingest import import_paths
+    from urllib.parse import urlsplit
+
+    from core.ingest import ImportReport, import_paths, import_url
 
     rt = _runtime()
-    report = import_paths(_ctx(rt, args.slug), rt.store, args.paths, args.prefix)
+    ctx = _ctx(rt, args.slug)
+    urls = [p for p in args.paths if p.startswith(("http://", "https://"))]
+    report = import_paths(ctx, rt.store, [p for p in args.paths if p not in urls], args.prefix) if len(urls) < len(args.paths) else ImportReport()
+    for url in urls:
+        parts = urlsplit(url)
+        path = "/".join(x for x in (args.prefix, sources_mod.slug(parts.netloc), sources_mod.slug(parts.path or "index")) if x)
+        fetched = import_url(ctx, rt.store, path, url, rt.settings.fetch_timeout)
+        report.saved += fetched.saved
+        report.errors += fetched.errors
     lines = [f"saved {p}" for p in report.saved] + [f"unchanged {p}" for p in report.unchanged]
     lines += [f"ERROR {e['file']}: {e['error']}" for e in report.errors]
     lines.append(f"{len(report.saved)} saved, {len(report.unchanged)} unchanged, {len(report.errors)} errors. Train to apply: python -m core train {args.slug}")
@@ -154,6 +164,26 @@ def cmd_read(args) -> int:
     return 0 if result.found else 1
 
 
+def cmd_preview(args) -> int:
+    from core.index import chunk_source
+
+    rt = _runtime()
+    source = sources_mod.get(_ctx(rt, args.slug), rt.store, args.path)
+    if source is None:
+        raise SourceError(f"No source at '{args.path}'. List them with `python -m core sources {args.slug}`.")
+    chunks = [{"ordinal": n, "start": a, "end": b, "chars": b - a, "text": t} for n, (a, b, t) in enumerate(chunk_source(source))]
+    for left, right in zip(chunks, chunks[1:]):
+        left["overlap_with_next"] = max(0, left["end"] - right["start"])
+    data = {"path": source.path, "title": source.title, "type": source.type, "language": source.language,
+            "changed_since_training": source.changed, "extracted_text": source.content, "chunks": chunks}
+    text = f"== {source.path} — {source.title} ({source.type}, {source.language}, {'changed since training' if source.changed else 'trained'})\n"
+    text += f"-- extracted text ({len(source.content)} chars) --\n{source.content}\n"
+    for chunk in chunks:
+        text += f"-- chunk {chunk['ordinal']}: chars {chunk['start']}-{chunk['end']} ({chunk['chars']}), overlap with next {chunk.get('overlap_with_next', 0)} --\n{chunk['text']}\n"
+    _print(data, args.json, text)
+    return 0
+
+
 def cmd_star(args) -> int:
     rt = _runtime()
     source = sources_mod.set_starred(_ctx(rt, args.slug), rt.store, args.path, args.command == "star")
@@ -213,7 +243,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("email")
     p.add_argument("--role", required=True, choices=["admin", "editor", "qa"])
     p.add_argument("--password")
-    p = add("ingest", cmd_ingest, "import files and folders into a tenant's tree")
+    p = add("ingest", cmd_ingest, "import files, folders and web pages (http(s) URLs) into a tenant's tree")
     p.add_argument("slug")
     p.add_argument("paths", nargs="+")
     p.add_argument("--prefix", default="")
@@ -232,6 +262,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("slug")
     p.add_argument("path", nargs="?")
     p = add("read", cmd_read, "the text of a document or folder")
+    p.add_argument("slug")
+    p.add_argument("path")
+    p = add("preview", cmd_preview, "exactly the text extracted from a source and how it is chunked")
     p.add_argument("slug")
     p.add_argument("path")
     for name in ("star", "unstar"):

@@ -77,3 +77,36 @@ def test_tenants_users_ingest_train_sources(data_dir, capsys, tmp_path):
     assert json.loads(out)[0]["starred"] is True and json.loads(out)[0]["changed"] is False
     code, _, err = run(capsys, "search", "nope", "hello")
     assert code == 2 and "No tenant 'nope'" in err
+
+
+def test_preview_shows_extracted_text_and_chunks(data_dir, capsys, tmp_path):
+    run(capsys, "tenants", "create", "acme")
+    doc = tmp_path / "long.md"
+    doc.write_text("# Long\n\n" + "\n\n".join(f"Paragraph {i}. " + "Some words here. " * 60 for i in range(3)), encoding="utf-8")
+    run(capsys, "ingest", "acme", str(doc))
+    code, out, _ = run(capsys, "preview", "acme", "long", "--json")
+    data = json.loads(out)
+    assert data["changed_since_training"] is True and data["extracted_text"].startswith("# Long")
+    assert len(data["chunks"]) >= 2 and all(c["chars"] <= 1600 for c in data["chunks"])
+    assert data["chunks"][0]["overlap_with_next"] > 0
+
+
+def test_url_import_reports_an_unreachable_site(data_dir, capsys):
+    run(capsys, "tenants", "create", "acme")
+    code, out, _ = run(capsys, "ingest", "acme", "http://127.0.0.1:9/help", "--json")
+    report = json.loads(out)
+    assert code == 1 and report["saved"] == [] and "Could not fetch" in report["errors"][0]["error"]
+
+
+def test_a_new_process_reopens_the_persisted_indexes_offline(data_dir, capsys):
+    """chromadb must not fall back to its downloading default embedder when a collection is reopened."""
+    import os
+    import subprocess
+    import sys
+
+    run(capsys, "init", "--json")
+    env = {**os.environ, "COBERTURA_DATA_DIR": str(data_dir), "HF_HUB_OFFLINE": "1"}
+    done = subprocess.run([sys.executable, "-m", "core", "search", "demo", "horario tienda Barcelona", "--json"],
+                          capture_output=True, text=True, env=env, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)[0]["path"] == "tienda/horarios"
