@@ -1,0 +1,1 @@
+"""The support agent: providers, tools, the tool loop with its citation gate, prompts."""
