@@ -18,6 +18,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--queries", type=int, default=200)
     p.add_argument("--skip-embedder", action="store_true", help="skip the real embedder throughput part")
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("trust", help="answer vs abstain: in/out of KB, CLINC150 out-of-scope, the gate")
+    p.add_argument("--split", choices=["dev", "test"], default="dev")
+    p.add_argument("--json", action="store_true")
     p = sub.add_parser("tune", help="grid of retrieval thresholds on the dev split")
     p.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -29,6 +32,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.scale import run as run_scale
 
         report = run_scale(args.chunks, args.queries, not args.skip_embedder)
+    elif args.command == "trust":
+        from bench.trust import run as run_trust
+
+        report = run_trust(args.split)
     else:
         from bench.tuning import run as run_tune
 

@@ -1,7 +1,9 @@
 """Shared benchmark plumbing: a throw-away data dir, the cached real embedder, percentiles."""
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -21,6 +23,7 @@ def cached_embedder(cache_queries: bool = True) -> CachedEmbedder:
 def scratch_settings(prefix: str):
     """Settings for a fresh data dir under the system temp dir."""
     directory = tempfile.mkdtemp(prefix=f"cobertura-bench-{prefix}-")
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)  # scratch data never outlives the run
     return load_settings({"COBERTURA_DATA_DIR": directory})
 
 

@@ -138,6 +138,48 @@ def cmd_search(args) -> int:
     return 0
 
 
+def cmd_ask(args) -> int:
+    from core.agent.factory import make_agent
+    from core.conversation import ConversationError
+
+    rt = _runtime()
+    ctx = _ctx(rt, args.slug)
+    agent = make_agent(rt)
+
+    def one(question: str, conversation: str | None) -> dict:
+        return agent.ask(ctx, question, conversation_id=conversation, channel=args.channel).as_dict()
+
+    if args.batch:
+        for number, line in enumerate(Path(args.batch).read_text(encoding="utf-8").splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                item = json.loads(line)
+                question = item["question"]
+            except (json.JSONDecodeError, KeyError, TypeError):
+                raise SourceError(f"{args.batch}: line {number} must be a JSON object with 'id' and 'question'.")
+            try:
+                out = {"id": item.get("id"), **one(question, item.get("conversation"))}
+            except ConversationError as exc:
+                out = {"id": item.get("id"), "status": "error", "error": str(exc)}
+            print(json.dumps(out, ensure_ascii=False))
+        return 0
+    if not args.question:
+        raise SourceError('Give a question: python -m core ask SLUG "question"')
+    try:
+        data = one(args.question, args.conversation)
+    except ConversationError as exc:
+        raise SourceError(str(exc)) from exc
+    if args.json:
+        print(json.dumps(data, ensure_ascii=False, indent=2))
+    else:
+        print(f"[{data['status']}] {data['answer']}")
+        for n, citation in enumerate(data["citations"], start=1):
+            print(f"  [{n}] {citation['path']} — {citation['title']}")
+        print(f"conversation: {data['conversation_id']}  (continue with --conversation {data['conversation_id']})")
+    return 0
+
+
 def cmd_browse(args) -> int:
     rt = _runtime()
     result = rt.knowledge.browse(_ctx(rt, args.slug), args.path or "")
@@ -258,6 +300,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("query", nargs="?")
     p.add_argument("--k", type=int, default=6)
     p.add_argument("--batch")
+    p = add("ask", cmd_ask, "ask the agent (offline responder unless a provider is configured)")
+    p.add_argument("slug")
+    p.add_argument("question", nargs="?")
+    p.add_argument("--channel", default="web", choices=["web", "identified", "email", "sms", "team", "phone", "sandbox"])
+    p.add_argument("--conversation", help="continue this conversation (follow-ups are rewritten from it)")
+    p.add_argument("--batch", help="JSONL of {id, question, conversation?}; one result per line")
     p = add("browse", cmd_browse, "one level of the tree")
     p.add_argument("slug")
     p.add_argument("path", nargs="?")

@@ -114,10 +114,68 @@ def _m002_knowledge(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m003_conversations(db: sqlite_utils.Database) -> None:
+    _run_script(
+        db,
+        """
+        CREATE TABLE conversations (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            customer_id TEXT,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            uncovered INTEGER NOT NULL DEFAULT 0,
+            handed_off INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant_id, id)
+        );
+        CREATE TABLE turns (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            status TEXT NOT NULL,
+            answer TEXT NOT NULL,
+            citations TEXT NOT NULL,
+            evidence_ids TEXT NOT NULL,
+            truncated INTEGER NOT NULL DEFAULT 0,
+            provider TEXT NOT NULL DEFAULT '',
+            model TEXT NOT NULL DEFAULT '',
+            latency_ms INTEGER NOT NULL DEFAULT 0,
+            input_tokens INTEGER NOT NULL DEFAULT 0,
+            output_tokens INTEGER NOT NULL DEFAULT 0,
+            trace TEXT NOT NULL
+        );
+        CREATE INDEX turns_tenant_conversation ON turns (tenant_id, conversation_id, id);
+        CREATE TABLE gap_events (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            question TEXT NOT NULL,
+            language TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            reason TEXT NOT NULL
+        );
+        CREATE TABLE handoffs (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            conversation_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            created_at TEXT NOT NULL,
+            transcript TEXT NOT NULL
+        );
+        """,
+    )
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
     ("002_knowledge", _m002_knowledge),
+    ("003_conversations", _m003_conversations),
 ]
 
 

@@ -41,3 +41,36 @@ class HashEmbedder:
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._many(list(texts))
+
+
+class ScriptedProvider:
+    """Replays a script of replies (tool calls and texts), recording what it was sent; for tests."""
+
+    name = "scripted"
+    model = "script-1"
+
+    def __init__(self, *replies) -> None:
+        self.queue = list(replies)
+        self.calls: list[dict] = []
+
+    def enqueue(self, *replies) -> "ScriptedProvider":
+        self.queue.extend(replies)
+        return self
+
+    def complete(self, system, messages, tools, *, max_tokens=1024, timeout=60.0):
+        from core.agent.protocol import Reply, ToolCall, TransportError
+
+        self.calls.append({"system": system, "messages": list(messages), "tools": [t.name for t in tools]})
+        if not self.queue:
+            raise AssertionError("ScriptedProvider ran out of replies")
+        item = self.queue.pop(0)
+        if isinstance(item, Exception):
+            raise item
+        if callable(item):  # a reply built from what was sent (e.g. cite the id a tool returned)
+            item = item(messages)
+        if isinstance(item, str):
+            return Reply(item, (), self.name, self.model)
+        if isinstance(item, Reply):
+            return item
+        name, arguments = item  # ("search_knowledge", {"query": ...})
+        return Reply("", (ToolCall(f"call-{len(self.calls)}", name, arguments),), self.name, self.model, stop_reason="tool_use")

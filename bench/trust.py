@@ -1,0 +1,127 @@
+"""Trust benchmark: does the agent answer what the knowledge covers (citing the right chunk) and
+abstain on what it does not? Runs the real agent (offline responder, the gate) end to end.
+
+- XQuAD-es and MLQA-es: the KB is every other article of the split; in-KB questions must be answered
+  with a cited chunk that contains the gold answer; out-of-KB questions must be refused.
+- CLINC150: the KB is the training utterances of the in-scope intents as Q&A pairs whose answer names
+  the intent; in-scope questions must be answered with the right intent, out-of-scope ones refused.
+- The gate alone on HaluEval / FaithDial / BEGIN (bench/gate.py), and its latency.
+"""
+from __future__ import annotations
+
+import json
+import time
+
+from bench.datasets import RetrievalSet, data_root, load_retrieval
+from bench.harness import cached_embedder, percentiles, scratch_settings
+from core import sources
+from core.agent.loop import Agent
+from core.agent.offline import OfflineResponder, OfflineTuning
+from core.runtime import open_runtime
+from core.tenancy import create_tenant, local_operator
+
+
+def _tenant(name: str, embedder):
+    rt = open_runtime(scratch_settings(name), embedder=embedder)
+    create_tenant(rt.store, "bench")
+    return rt, local_operator(rt.store, "bench")
+
+
+def split_kb(rs: RetrievalSet) -> tuple[set[str], list[tuple[str, str, str, bool]]]:
+    """Every other article goes into the KB; questions are marked in-KB or not."""
+    articles = sorted({path.rsplit("/", 1)[0] for path in rs.paragraphs})
+    kept = {a for i, a in enumerate(articles) if i % 2 == 0}
+    questions = [(qid, q, gold, gold.rsplit("/", 1)[0] in kept) for qid, q, gold in rs.questions]
+    return kept, questions
+
+
+def answers_of(name: str, split: str) -> dict[str, list[str]]:
+    """Gold answer strings by question id (for 'the cited chunk contains the answer')."""
+    root = data_root() / "retrieval_qa"
+    path = {"xquad-es": root / "xquad" / "xquad.es.json", "mlqa-es": root / "mlqa" / "dev-context-es-question-es.json"}[name]
+    data = json.loads(path.read_text(encoding="utf-8"))["data"]
+    return {qa["id"]: [a["text"] for a in qa["answers"]] for art in data for p in art["paragraphs"] for qa in p["qas"]}
+
+
+def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = None) -> dict:
+    rs = load_retrieval(name, split)
+    kept, questions = split_kb(rs)
+    rt, ctx = _tenant(f"trust-{name}", embedder)
+    for path, (title, text) in rs.paragraphs.items():
+        if path.rsplit("/", 1)[0] in kept:
+            sources.save(ctx, rt.store, path, title=title, content=text, type="text", language=rs.kb_language)
+    rt.index.train(ctx)
+    agent = Agent(rt, OfflineResponder(tuning))
+    gold = answers_of(name, split)
+    counts = {"in_kb": 0, "in_answered": 0, "in_correct": 0, "out_kb": 0, "out_abstained": 0}
+    gate_ms = []
+    for qid, question, _path, in_kb in questions:
+        result = agent.ask(ctx, question, channel="web")
+        answered = result.status == "answered"
+        gate_ms.append(result.trace.get("latency_ms", 0) / 1000)
+        if in_kb:
+            counts["in_kb"] += 1
+            counts["in_answered"] += answered
+            cited = rt.index.chunks(ctx, [c["id"] for c in result.citations])
+            counts["in_correct"] += answered and any(a in c.text for c in cited.values() for a in gold[qid])
+        else:
+            counts["out_kb"] += 1
+            counts["out_abstained"] += result.status == "abstained"
+    rt.close()
+    return {
+        "kb_articles": len(kept), "in_kb_questions": counts["in_kb"], "out_of_kb_questions": counts["out_kb"],
+        "in_kb_answered": round(counts["in_answered"] / max(counts["in_kb"], 1), 3),
+        "in_kb_correct_citation": round(counts["in_correct"] / max(counts["in_kb"], 1), 3),
+        "out_of_kb_abstained": round(counts["out_abstained"] / max(counts["out_kb"], 1), 3),
+        "turn_latency": percentiles(gate_ms),
+    }
+
+
+def clinc(split: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+    data = json.loads((data_root() / "abstention" / "clinc150" / "data_full.json").read_text(encoding="utf-8"))
+    train = [(u, i) for u, i in data["train"]]
+    evaluation = data["val"] + data["oos_val"] if split == "dev" else data["test"] + data["oos_test"]
+    return train, [(u, i) for u, i in evaluation]
+
+
+def intent_answer(intent: str) -> str:
+    return f"This request is about {intent.replace('_', ' ')}."
+
+
+def run_clinc(split: str, embedder, tuning: OfflineTuning | None = None, limit: int | None = None) -> dict:
+    train, evaluation = clinc(split)
+    rt, ctx = _tenant("trust-clinc", embedder)
+    rt.index.batch_sources = 1000
+    with rt.store.write():
+        for n, (utterance, intent) in enumerate(train):
+            sources.save(ctx, rt.store, f"clinc/{intent}/{n}", title=utterance, content=intent_answer(intent), type="qa", language="en")
+    rt.index.train(ctx)
+    agent = Agent(rt, OfflineResponder(tuning))
+    items = evaluation if limit is None else evaluation[:limit]
+    in_total = in_right = oos_total = oos_refused = 0
+    for utterance, intent in items:
+        result = agent.ask(ctx, utterance, channel="web")
+        if intent == "oos":
+            oos_total += 1
+            oos_refused += result.status == "abstained"
+        else:
+            in_total += 1
+            in_right += result.status == "answered" and any(c["path"].split("/")[1] == intent for c in result.citations)
+    rt.close()
+    return {"in_scope_questions": in_total, "oos_questions": oos_total,
+            "in_scope_accuracy": round(in_right / max(in_total, 1), 3), "oos_recall": round(oos_refused / max(oos_total, 1), 3)}
+
+
+def run(split: str) -> dict:
+    embedder = cached_embedder(cache_queries=True)
+    started = time.perf_counter()
+    report = {"split": split, "responder": "offline", "xquad-es": run_qa_set("xquad-es", split, embedder),
+              "mlqa-es": run_qa_set("mlqa-es", split, embedder), "clinc150": run_clinc(split, embedder)}
+    try:
+        from bench.gate import run as run_gate
+
+        report["gate"] = run_gate(split)
+    except ImportError:
+        report["gate"] = "bench/gate.py missing"
+    report["seconds"] = round(time.perf_counter() - started, 1)
+    return report

@@ -1,0 +1,174 @@
+"""The tool loop (A1-A8): provider <-> tools, the whole answer buffered, the gate, one revision round,
+abstention and the channel policy, the trace.
+
+Nothing reaches the customer before the gate has judged the whole answer; an answer that still has an
+unsupported claim after the revision round is withheld whole and the turn abstains.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from core import conversation as conversations
+from core import gaps, handoff
+from core import sources as sources_mod
+from core.agent import prompts
+from core.agent.protocol import Message, Provider, TransportError
+from core.agent.tools import Tool, Toolbox, TurnEvidence
+from core.grounding import Evidence, check, release
+from core.language import detect
+from core.runtime import Runtime
+from core.tenancy import TenantContext
+
+MAX_ROUNDS = 6
+DEFAULT_BUDGET_SECONDS = 60.0
+
+
+@dataclass
+class TurnResult:
+    status: str  # answered | abstained | handoff | clarify | error
+    answer: str
+    conversation_id: str
+    language: str
+    citations: list[dict] = field(default_factory=list)
+    clarify: list[dict] | None = None
+    gap_event_id: int | None = None
+    handoff_id: int | None = None
+    truncated: bool = False
+    trace: dict = field(default_factory=dict)
+
+    def as_dict(self) -> dict:
+        return {"status": self.status, "answer": self.answer, "citations": self.citations, "clarify": self.clarify,
+                "gap_event_id": self.gap_event_id, "handoff_id": self.handoff_id, "truncated": self.truncated,
+                "conversation_id": self.conversation_id, "language": self.language, "trace": self.trace}
+
+
+class Cancelled(Exception):
+    """The client went away: the turn stops and nothing is recorded as an answer."""
+
+
+class Agent:
+    """Answers one question of a conversation with a provider, the tools and the gate."""
+
+    def __init__(self, rt: Runtime, provider: Provider, *, budget_seconds: float = DEFAULT_BUDGET_SECONDS,
+                 clock: Callable[[], float] = time.monotonic, extra_tools: Sequence[Tool] = (), tenant_name: str = ""):
+        self.rt, self.provider, self.budget, self.clock = rt, provider, budget_seconds, clock
+        self.extra_tools, self.tenant_name = list(extra_tools), tenant_name
+
+    def ask(self, ctx: TenantContext, question: str, conversation_id: str | None = None, channel: str = "web",
+            cancelled: Callable[[], bool] = lambda: False) -> TurnResult:
+        question = conversations.check_message(question)
+        started = self.clock()
+        store = self.rt.store
+        convo = conversations.require(ctx, store, conversation_id) if conversation_id else conversations.start(ctx, store, channel)
+        history = conversations.history(ctx, store, convo.id)
+        language = detect(question)
+        evidence = TurnEvidence()
+        earlier = conversations.evidence_ids(ctx, store, convo.id)
+        evidence.texts.update({cid: c.text for cid, c in self.rt.index.chunks(ctx, earlier).items()})
+        toolbox = Toolbox(self.rt, ctx, history, evidence, self.extra_tools)
+        system = prompts.system_prompt(self.tenant_name or ctx.tenant_slug, language)
+        messages = [Message(role, text) for role, text in history] + [Message("user", question)]
+        trace: dict = {"channel": convo.channel, "language": language, "rounds": [], "gate": [], "tools": evidence.calls,
+                       "hits": evidence.hits}
+        usage = {"input_tokens": 0, "output_tokens": 0}
+        status, answer, truncated, fault = "", "", False, None
+        verdict = None
+        try:
+            for attempt in range(2):  # the answer, then at most one revision
+                text = self._run_rounds(system, messages, toolbox, usage, trace, started, cancelled)
+                if evidence.clarify is not None:
+                    status = "clarify"
+                    break
+                verdict = check(text, Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live)),
+                                prompts.exempt_sentences())
+                trace["gate"].append({"round": attempt, "ok": verdict.ok, "claims": [
+                    {"claim": v.claim.text, "citations": list(v.claim.citations), "verdict": v.verdict, "detail": v.detail,
+                     "support": round(v.support, 3)} for v in verdict.claims]})
+                if verdict.ok:
+                    status, answer = "answered", text
+                    break
+                if attempt == 0:
+                    messages += [Message("assistant", text), Message("user", prompts.revision_request(verdict.feedback()))]
+        except TransportError as exc:
+            fault = f"provider unavailable: {exc}"
+        except TimeoutError:
+            truncated, fault = True, "wall-clock budget exhausted"
+        latency_ms = int((self.clock() - started) * 1000)
+        result = TurnResult(status or "abstained", "", convo.id, language, truncated=truncated)
+        if not fault and status not in ("answered", "clarify") and evidence.faults and not evidence.texts:
+            fault = "every tool call failed"  # nothing was looked up: a fault, never a gap (G4)
+        if fault:
+            result.status, result.answer = "error", prompts.message("truncated" if truncated else "fault", language)
+            trace["fault"] = fault
+        elif status == "clarify":
+            result.answer, result.clarify = "\n".join(q["question"] for q in evidence.clarify or []), evidence.clarify
+        elif status == "answered":
+            result.answer, ids = release(answer)
+            result.citations = self._citations(ctx, ids)
+        else:
+            self._abstain(ctx, result, question, convo, verdict, trace)
+        last = trace["rounds"][-1] if trace["rounds"] else {"provider": self.provider.name, "model": self.provider.model}
+        trace.update({"provider": last["provider"] or self.provider.name, "model": last["model"] or self.provider.model,
+                      "latency_ms": latency_ms,
+                      **usage, "attempts": getattr(self.provider, "attempts", [])})
+        result.trace = trace
+        uncovered = result.gap_event_id is not None
+        conversations.record_turn(
+            ctx, store, convo.id, question=question, status=result.status,
+            answer=result.answer, citations=result.citations, evidence=list(evidence.texts), truncated=truncated,
+            provider=str(trace["provider"]), model=str(trace["model"]), latency_ms=latency_ms,
+            input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"], trace=trace, uncovered=uncovered,
+        )
+        if uncovered and self._second_uncovered(ctx, convo):
+            result.handoff_id = handoff.create(ctx, store, convo.id, "not_covered_twice")
+            result.status = "handoff"
+            result.answer = f"{result.answer} {prompts.message('handoff', language)}"
+        return result
+
+    def _run_rounds(self, system: str, messages: list[Message], toolbox: Toolbox, usage: dict, trace: dict,
+                    started: float, cancelled: Callable[[], bool]) -> str:
+        """Provider rounds until the model stops calling tools; returns its buffered final text."""
+        for _ in range(MAX_ROUNDS):
+            if cancelled():
+                raise Cancelled()
+            remaining = self.budget - (self.clock() - started)
+            if remaining <= 0:
+                raise TimeoutError()
+            reply = self.provider.complete(system, messages, toolbox.specs(), max_tokens=1024, timeout=remaining)
+            usage["input_tokens"] += reply.usage.input_tokens
+            usage["output_tokens"] += reply.usage.output_tokens
+            trace["rounds"].append({"provider": reply.provider, "model": reply.model, "tool_calls": [
+                {"name": c.name, "arguments": c.arguments} for c in reply.tool_calls], "stop": reply.stop_reason})
+            if not reply.tool_calls:
+                return reply.text
+            messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
+            for call in reply.tool_calls:
+                messages.append(toolbox.run(call))
+            if toolbox.evidence.clarify is not None:
+                return ""
+        raise TimeoutError()
+
+    def _second_uncovered(self, ctx: TenantContext, convo) -> bool:
+        current = conversations.require(ctx, self.rt.store, convo.id)
+        return convo.channel in conversations.SUPPORT_CHANNELS and current.uncovered >= 2 and not current.handed_off
+
+    def _abstain(self, ctx: TenantContext, result: TurnResult, question: str, convo, verdict, trace: dict) -> None:
+        """Withhold everything; say clearly the material does not cover it; log the gap (A4, G1, G4)."""
+        result.status, result.answer = "abstained", prompts.message("abstain", result.language)
+        wrote_claims = verdict is not None and any(v.verdict not in ("exempt",) for v in verdict.claims)
+        reason = "withheld_unsupported" if wrote_claims else "not_covered"
+        trace["abstained"] = reason
+        result.gap_event_id = gaps.record(ctx, self.rt.store, question, result.language, convo.channel, convo.id, reason)
+
+    def _citations(self, ctx: TenantContext, ids: list[str]) -> list[dict]:
+        chunks = self.rt.index.chunks(ctx, ids)
+        owners = sources_mod.get_by_ids(ctx, self.rt.store, sorted({c.source_id for c in chunks.values()}))
+        out = []
+        for cid in ids:
+            chunk = chunks.get(cid)
+            source = owners.get(chunk.source_id) if chunk else None
+            out.append({"id": cid, "path": source.path if source else "", "title": source.title if source else "",
+                        "url": source.url if source else "", "trained_at": chunk.trained_at if chunk else ""})
+        return out

@@ -1,0 +1,166 @@
+"""The offline extractive responder (A1): the default provider when no LLM is configured.
+
+It uses the same tools as a model: it searches, then answers with the source sentences that best
+support the question, each cited, under a framing sentence in the visitor's language; a closely
+matching Q&A pair is answered with its answer. When support is weak it says the material does not
+cover the question (and the loop abstains). Deterministic; thresholds tuned on the dev splits.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Sequence
+
+from core.agent import prompts
+from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
+from core.keyword_index import terms
+from core.language import detect
+
+_SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[¿¡\"'«“(]?[A-ZÁÉÍÓÚÑÇÀÂÊÔÃÕ0-9])|\n+")
+_ENTITY = re.compile(r"\b(?:\d[\d.,:]*|[A-ZÁÉÍÓÚÑÇ][\w-]+)\b")
+
+
+@dataclass(frozen=True)
+class OfflineTuning:
+    """Answer only above these (tuned on dev: bench trust)."""
+
+    min_similarity: float = 0.80         # best passage's cosine similarity to the question
+    min_confidence: float = 0.86         # similarity + overlap_weight * best sentence's term coverage
+    overlap_weight: float = 0.10
+    qa_agreement_margin: float = 0.03    # Q&A pairs this close to the best one must agree on the answer
+    max_sentences: int = 2
+    passages_considered: int = 3
+
+
+def _question_of(messages: Sequence[Message]) -> tuple[int, str, bool]:
+    """Index and text of the visitor's current question, and whether a revision was requested after it."""
+    revision = False
+    for i in range(len(messages) - 1, -1, -1):
+        message = messages[i]
+        if message.role != "user":
+            continue
+        if message.content.startswith("Your answer was NOT shown"):
+            revision = True
+            continue
+        return i, message.content, revision
+    return -1, "", revision
+
+
+def _passages(messages: Sequence[Message], since: int) -> list[dict]:
+    out = []
+    for message in messages[since + 1:]:
+        if message.role != "tool" or message.is_error:
+            continue
+        try:
+            data = json.loads(message.content)
+        except json.JSONDecodeError:
+            continue
+        out.extend(data.get("results", []) or data.get("passages", []))
+    return out
+
+
+def sentences(text: str) -> list[str]:
+    """Sentences of a passage (Q&A: the answer part only)."""
+    return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) > 2]
+
+
+def coverage(question_terms: set[str], sentence: str, lang: str) -> float:
+    """Share of the question's content terms present in the sentence (same-language stems)."""
+    if not question_terms:
+        return 0.0
+    return len(question_terms & set(terms(lang, sentence))) / len(question_terms)
+
+
+class OfflineResponder:
+    """A Provider that answers extractively from the tools' results."""
+
+    name = "offline"
+    model = "extractive-1"
+
+    def __init__(self, tuning: OfflineTuning | None = None):
+        self.tuning = tuning or OfflineTuning()
+
+    def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
+                 max_tokens: int = 1024, timeout: float = 60.0) -> Reply:
+        at, question, revision = _question_of(messages)
+        lang = detect(question)
+        searched = any(m.role == "assistant" and m.tool_calls for m in messages[at + 1:])
+        if not searched:
+            call = ToolCall(id="offline-search-1", name="search_knowledge", arguments={"query": question})
+            return Reply("", (call,), self.name, self.model, stop_reason="tool_use")
+        text = self.compose(question, lang, _passages(messages, at), revision)
+        return Reply(text, (), self.name, self.model)
+
+    def compose(self, question: str, lang: str, passages: list[dict], revision: bool = False) -> str:
+        """The extractive answer, or the localized 'not covered' sentence when support is weak."""
+        t = self.tuning
+        not_covered = prompts.message("abstain", lang)
+        if not passages:
+            return not_covered
+        best = passages[0]
+        if best.get("type") == "qa" and best.get("match") == "close Q&A match":
+            if self._qa_agrees(passages):
+                return f"{_qa_answer(best['text'])} [[cite:{best['id']}]]"
+            return not_covered
+        scored = []
+        for rank, passage in enumerate(passages[: t.passages_considered]):
+            p_lang = _lang_of(passage)
+            q_terms = set(terms(p_lang, question))
+            body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
+            for position, sentence in enumerate(sentences(body)):
+                if _is_heading(sentence):
+                    continue
+                cov = coverage(q_terms, sentence, p_lang)
+                if p_lang != lang:  # stems do not cross languages: shared names and numbers still do
+                    cov = _entity_overlap(question, sentence)
+                sim = float(passage.get("similarity", 0.0))
+                scored.append((sim + t.overlap_weight * cov, cov, sim, -rank, -position, sentence, passage["id"]))
+        if not scored:
+            return not_covered
+        scored.sort(reverse=True)
+        confidence, cov, sim = scored[0][0], scored[0][1], scored[0][2]
+        if sim < t.min_similarity or confidence < t.min_confidence:
+            return not_covered
+        chosen = [scored[0]]
+        if not revision:
+            for item in scored[1:]:
+                if len(chosen) >= t.max_sentences:
+                    break
+                if item[6] == chosen[0][6] and item[1] >= max(0.5, cov * 0.75) and item[5] != chosen[0][5]:
+                    chosen.append(item)
+        body = " ".join(f"{_as_claim(item[5])} [[cite:{item[6]}]]" for item in chosen)
+        return f"{prompts.message('framing', lang)} {body}"
+
+    def _qa_agrees(self, passages: list[dict]) -> bool:
+        """Close Q&A pairs near the top must give the same answer; disagreement means the question is not really covered."""
+        top = passages[0]
+        close = [p for p in passages if p.get("type") == "qa"
+                 and float(p.get("similarity", 0)) >= float(top.get("similarity", 0)) - self.tuning.qa_agreement_margin]
+        answers = {_qa_answer(p["text"]).strip().lower() for p in close}
+        return len(answers) == 1
+
+
+def _qa_answer(text: str) -> str:
+    """A Q&A chunk is 'question\\nanswer': the answer part."""
+    return text.split("\n", 1)[1].strip() if "\n" in text else text
+
+
+def _lang_of(passage: dict) -> str:
+    return passage.get("language") or detect(passage.get("text", ""))
+
+
+def _entity_overlap(question: str, sentence: str) -> float:
+    wanted = {e.lower() for e in _ENTITY.findall(question)}
+    if not wanted:
+        return 0.0
+    return len(wanted & {e.lower() for e in _ENTITY.findall(sentence)}) / len(wanted)
+
+
+def _is_heading(sentence: str) -> bool:
+    return sentence.lstrip().startswith("#")
+
+
+def _as_claim(sentence: str) -> str:
+    """A sentence ready to carry a citation: trailing punctuation kept, list markers dropped."""
+    return re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", sentence).strip()

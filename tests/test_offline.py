@@ -1,0 +1,66 @@
+"""The offline extractive responder: pure composition from tool results."""
+import json
+
+import pytest
+
+from core.agent import prompts
+from core.agent.offline import OfflineResponder, OfflineTuning, sentences
+from core.agent.protocol import Message
+
+RETURNS = {"id": "c1", "source": "politicas/devoluciones", "type": "text", "language": "es", "similarity": 0.91,
+           "match": "rank 1", "text": "# Devoluciones\n\nPuedes devolver cualquier producto en 30 días naturales. "
+                                      "El reembolso llega en 5 a 7 días hábiles. Las tarjetas regalo no se devuelven."}
+QA = {"id": "q1", "source": "faq/pago", "type": "qa", "language": "es", "similarity": 0.95, "match": "close Q&A match",
+      "text": "¿Puedo pagar a plazos?\nSí, en pedidos de más de 300 € a 3, 6 o 12 meses."}
+
+
+def test_first_round_searches_with_the_question():
+    reply = OfflineResponder().complete("", [Message("user", "¿Puedo pagar a plazos?")], [])
+    assert reply.tool_calls[0].name == "search_knowledge" and reply.tool_calls[0].arguments == {"query": "¿Puedo pagar a plazos?"}
+
+
+def test_after_search_it_composes_from_the_results():
+    messages = [Message("user", "¿Cuántos días tengo para devolver un producto?")]
+    first = OfflineResponder().complete("", messages, [])
+    messages += [Message("assistant", "", tool_calls=first.tool_calls),
+                 Message("tool", json.dumps({"status": "found", "results": [RETURNS]}), tool_call_id="x", name="search_knowledge")]
+    text = OfflineResponder().complete("", messages, []).text
+    assert text.startswith(prompts.message("framing", "es"))
+    assert "Puedes devolver cualquier producto en 30 días naturales. [[cite:c1]]" in text
+    assert "# Devoluciones" not in text
+
+
+def test_close_qa_match_is_answered_with_its_answer():
+    text = OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, RETURNS])
+    assert text == "Sí, en pedidos de más de 300 € a 3, 6 o 12 meses. [[cite:q1]]"
+
+
+def test_close_qa_pairs_that_disagree_are_not_an_answer():
+    other = {**QA, "id": "q2", "similarity": 0.94, "text": "¿Puedo pagar a plazos?\nNo, solo al contado."}
+    assert OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, other]) == prompts.message("abstain", "es")
+
+
+@pytest.mark.parametrize("similarity", [0.5, 0.79])
+def test_weak_support_says_not_covered(similarity):
+    weak = {**RETURNS, "similarity": similarity}
+    assert OfflineResponder().compose("¿Vendéis patinetes eléctricos?", "es", [weak]) == prompts.message("abstain", "es")
+
+
+def test_no_results_says_not_covered_in_the_question_language():
+    assert OfflineResponder().compose("Do you sell scooters?", "en", []) == prompts.message("abstain", "en")
+
+
+def test_framing_follows_the_question_language_even_for_spanish_sources():
+    text = OfflineResponder(OfflineTuning(min_confidence=0.0)).compose("How many days do I have to return a product? 30?", "en", [RETURNS])
+    assert text.startswith("According to our documentation:") and "[[cite:c1]]" in text
+
+
+def test_revision_keeps_only_the_best_sentence():
+    tuning = OfflineTuning(max_sentences=3, min_confidence=0.0)
+    full = OfflineResponder(tuning).compose("¿Cuántos días para devolver y cuándo llega el reembolso?", "es", [RETURNS])
+    revised = OfflineResponder(tuning).compose("¿Cuántos días para devolver y cuándo llega el reembolso?", "es", [RETURNS], revision=True)
+    assert full.count("[[cite:") >= revised.count("[[cite:") == 1
+
+
+def test_sentences_split():
+    assert sentences("Uno. Dos frases aquí. ¿Tres? 4 es un número.") == ["Uno.", "Dos frases aquí.", "¿Tres?", "4 es un número."]
