@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
 
@@ -26,7 +26,19 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_CHROMA_PORT": "port of that Chroma server (default 8000)",
     "COBERTURA_FETCH_TIMEOUT": "seconds allowed to fetch a web page on import (default 15)",
     "COBERTURA_OPERATOR": "name recorded as the actor of CLI operations (default: operator)",
+    "COBERTURA_PROVIDER": "LLM provider: offline (default), anthropic, openai, or a failover chain like anthropic,openai",
+    "ANTHROPIC_API_KEY": "API key for COBERTURA_PROVIDER=anthropic (read from the environment only)",
+    "COBERTURA_ANTHROPIC_MODEL": "Claude model id (default claude-sonnet-5-5)",
+    "COBERTURA_ANTHROPIC_BASE_URL": "base URL of the Anthropic API or a gateway in front of it (optional)",
+    "COBERTURA_OPENAI_BASE_URL": "base URL of an OpenAI-compatible chat endpoint (Ollama, vLLM, LiteLLM), e.g. http://localhost:11434/v1",
+    "COBERTURA_OPENAI_MODEL": "model name sent to that endpoint",
+    "COBERTURA_OPENAI_KEY": "bearer key for that endpoint (optional)",
+    "COBERTURA_LLM_TIMEOUT": "seconds allowed for one provider call (default 60)",
 }
+
+#: Values COBERTURA_PROVIDER may name; "offline" stands alone (no LLM: the extractive responder answers).
+PROVIDER_NAMES = ("offline", "anthropic", "openai")
+DEFAULT_ANTHROPIC_MODEL = "claude-sonnet-5-5"
 
 
 @dataclass(frozen=True)
@@ -40,6 +52,20 @@ class Settings:
     chroma_port: int = 8000
     fetch_timeout: float = 15.0
     operator: str = "operator"
+    provider: str = "offline"
+    # keys are read from the environment only; repr=False keeps them out of logs and tracebacks
+    anthropic_api_key: str = field(default="", repr=False)
+    anthropic_model: str = DEFAULT_ANTHROPIC_MODEL
+    anthropic_base_url: str = ""
+    openai_base_url: str = ""
+    openai_model: str = ""
+    openai_key: str = field(default="", repr=False)
+    llm_timeout: float = 60.0
+
+    @property
+    def provider_chain(self) -> tuple[str, ...]:
+        """The configured LLM providers in failover order; empty when the offline responder answers."""
+        return parse_provider_chain(self.provider)
 
     @property
     def db_path(self) -> Path:
@@ -62,6 +88,48 @@ class ConfigError(ValueError):
     """A setting has a value the product cannot use; the message says which and what to do."""
 
 
+def parse_provider_chain(value: str) -> tuple[str, ...]:
+    """``"anthropic, openai"`` -> ``("anthropic", "openai")``; ``"offline"`` or empty -> ``()``."""
+    names = tuple(part.strip().lower() for part in value.split(",") if part.strip())
+    if names in ((), ("offline",)):
+        return ()
+    unknown = [name for name in names if name not in PROVIDER_NAMES]
+    if unknown:
+        raise ConfigError(
+            f"COBERTURA_PROVIDER names {', '.join(map(repr, unknown))}, which is not known; use offline (default), "
+            "anthropic, openai, or a comma-separated failover chain such as anthropic,openai."
+        )
+    if "offline" in names:
+        raise ConfigError(
+            "COBERTURA_PROVIDER: 'offline' stands alone; drop it from the chain (with no provider configured the "
+            "offline responder answers)."
+        )
+    if len(set(names)) != len(names):
+        raise ConfigError(f"COBERTURA_PROVIDER={value!r} names a provider twice; list each once.")
+    return names
+
+
+def check_provider_settings(settings: Settings) -> None:
+    """Raise ConfigError naming the variable to set when a configured provider lacks its key or URL."""
+    chain = settings.provider_chain
+    if "anthropic" in chain and not settings.anthropic_api_key:
+        raise ConfigError("COBERTURA_PROVIDER includes anthropic but ANTHROPIC_API_KEY is not set; set it to your API key.")
+    if "anthropic" in chain and not settings.anthropic_model:
+        raise ConfigError("COBERTURA_ANTHROPIC_MODEL is empty; set a Claude model id or unset it for the default.")
+    if "openai" in chain and not settings.openai_base_url:
+        raise ConfigError(
+            "COBERTURA_PROVIDER includes openai but COBERTURA_OPENAI_BASE_URL is not set; set it to the endpoint's "
+            "base URL, e.g. http://localhost:11434/v1 for Ollama."
+        )
+    if "openai" in chain and not settings.openai_model:
+        raise ConfigError(
+            "COBERTURA_PROVIDER includes openai but COBERTURA_OPENAI_MODEL is not set; set it to the model name the "
+            "endpoint serves (e.g. llama3.1)."
+        )
+    if settings.llm_timeout <= 0:
+        raise ConfigError(f"COBERTURA_LLM_TIMEOUT must be a positive number of seconds, not {settings.llm_timeout}.")
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings from an environment mapping (default: the process environment)."""
     env = os.environ if environ is None else environ
@@ -77,7 +145,12 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         fetch_timeout = float(env.get("COBERTURA_FETCH_TIMEOUT", "15"))
     except ValueError as exc:
         raise ConfigError(f"COBERTURA_CHROMA_PORT and COBERTURA_FETCH_TIMEOUT must be numbers: {exc}") from exc
-    return Settings(
+    try:
+        llm_timeout = float(env.get("COBERTURA_LLM_TIMEOUT", "60") or "60")
+    except ValueError as exc:
+        raise ConfigError(f"COBERTURA_LLM_TIMEOUT must be a number of seconds: {exc}") from exc
+    provider = ",".join(parse_provider_chain(env.get("COBERTURA_PROVIDER", "offline"))) or "offline"
+    settings = Settings(
         data_dir=Path(env.get("COBERTURA_DATA_DIR", "data")).expanduser().resolve(),
         embedder=embedder,
         embeddings_url=env.get("COBERTURA_EMBEDDINGS_URL", ""),
@@ -87,4 +160,14 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         chroma_port=chroma_port,
         fetch_timeout=fetch_timeout,
         operator=env.get("COBERTURA_OPERATOR", "operator"),
+        provider=provider,
+        anthropic_api_key=env.get("ANTHROPIC_API_KEY", "").strip(),
+        anthropic_model=env.get("COBERTURA_ANTHROPIC_MODEL", "").strip() or DEFAULT_ANTHROPIC_MODEL,
+        anthropic_base_url=env.get("COBERTURA_ANTHROPIC_BASE_URL", "").strip(),
+        openai_base_url=env.get("COBERTURA_OPENAI_BASE_URL", "").strip(),
+        openai_model=env.get("COBERTURA_OPENAI_MODEL", "").strip(),
+        openai_key=env.get("COBERTURA_OPENAI_KEY", "").strip(),
+        llm_timeout=llm_timeout,
     )
+    check_provider_settings(settings)
+    return settings

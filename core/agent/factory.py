@@ -13,8 +13,11 @@ def make_provider(rt: Runtime) -> Provider:
 
     configured = build_provider(rt.settings)
     offline = OfflineResponder()
-    return offline if configured is None else ProviderChain([configured, offline])
+    if configured is None:
+        return offline
+    # one flat chain, so the trace lists each failed provider on its own
+    return ProviderChain([*getattr(configured, "providers", [configured]), offline])
 
 
 def make_agent(rt: Runtime, provider: Provider | None = None) -> Agent:
-    return Agent(rt, provider or make_provider(rt))
+    return Agent(rt, provider or make_provider(rt), call_timeout=rt.settings.llm_timeout)

@@ -52,8 +52,10 @@ class Agent:
     """Answers one question of a conversation with a provider, the tools and the gate."""
 
     def __init__(self, rt: Runtime, provider: Provider, *, budget_seconds: float = DEFAULT_BUDGET_SECONDS,
-                 clock: Callable[[], float] = time.monotonic, extra_tools: Sequence[Tool] = (), tenant_name: str = ""):
+                 clock: Callable[[], float] = time.monotonic, extra_tools: Sequence[Tool] = (), tenant_name: str = "",
+                 call_timeout: float = 60.0):
         self.rt, self.provider, self.budget, self.clock = rt, provider, budget_seconds, clock
+        self.call_timeout = call_timeout
         self.extra_tools, self.tenant_name = list(extra_tools), tenant_name
 
     def ask(self, ctx: TenantContext, question: str, conversation_id: str | None = None, channel: str = "web",
@@ -136,7 +138,8 @@ class Agent:
             remaining = self.budget - (self.clock() - started)
             if remaining <= 0:
                 raise TimeoutError()
-            reply = self.provider.complete(system, messages, toolbox.specs(), max_tokens=1024, timeout=remaining)
+            reply = self.provider.complete(system, messages, toolbox.specs(), max_tokens=1024,
+                                           timeout=min(remaining, self.call_timeout))
             usage["input_tokens"] += reply.usage.input_tokens
             usage["output_tokens"] += reply.usage.output_tokens
             trace["rounds"].append({"provider": reply.provider, "model": reply.model, "tool_calls": [
