@@ -23,7 +23,9 @@ from whoosh.support.charset import accent_map
 from core.language import ANALYZED
 
 OTHER = "xx"
-COMMON_TERM_SHARE = 0.05
+# A term in more than 1 % of a large index's chunks (and in more than 500) is left out of the keyword
+# query, keeping the rarest few: this only ever applies above 50,000 chunks.
+COMMON_TERM_SHARE = 0.01
 COMMON_TERM_MIN_DOCS = 500
 KEEP_RAREST = 3
 LANG_FIELDS = {lang: f"body_{lang}" for lang in (*ANALYZED, OTHER)}

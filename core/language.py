@@ -5,7 +5,7 @@ import re
 import unicodedata
 from functools import lru_cache
 
-from whoosh.lang import stopwords_for_language
+from whoosh.lang import has_stopwords, stopwords_for_language
 
 #: Languages with a stemmer and stop words in the keyword index; others are indexed without stemming.
 ANALYZED = ("es", "pt", "en")
@@ -44,10 +44,8 @@ def stopwords(lang: str) -> frozenset[str]:
     """Folded stop words of a language, plus the other analyzed languages' for mixed questions."""
     words: set[str] = set()
     for code in {lang, *ANALYZED}:
-        try:
+        if has_stopwords(code):
             words |= {fold(w) for w in stopwords_for_language(code)}
-        except (KeyError, ValueError):
-            continue
     return frozenset(words)
 
 

@@ -199,10 +199,11 @@ def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
 class Retriever:
     """Knowledge search for one process; the tenant comes from each call's context."""
 
-    def __init__(self, index: Index, tuning: Tuning | None = None, live_sources=sources_mod.get_by_ids):
+    def __init__(self, index: Index, tuning: Tuning | None = None, live_sources=None):
         self.index = index
         self.tuning = tuning or Tuning()
-        self.live_sources = live_sources  # (ctx, store, ids) -> {id: Source}; read at query time
+        # (ctx, store, ids) -> {id: Source}: stars and deletions are read live, at query time
+        self.live_sources = live_sources or (lambda ctx, store, ids: sources_mod.get_by_ids(ctx, store, ids, with_content=False))
 
     def search(self, ctx: TenantContext, query: str, history: Sequence[tuple[str, str]] = (), k: int | None = None) -> SearchResult:
         """Ranked, selected chunks for a question (and the weak or surplus ones it dropped, with why)."""

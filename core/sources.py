@@ -85,12 +85,14 @@ def get(ctx: TenantContext, store: Store, path: str) -> Source | None:
     return _row_to_source(rows[0]) if rows else None
 
 
-def get_by_ids(ctx: TenantContext, store: Store, ids: list[int]) -> dict[int, Source]:
-    """Sources of this tenant by id (missing or foreign ids are simply absent)."""
+def get_by_ids(ctx: TenantContext, store: Store, ids: list[int], with_content: bool = True) -> dict[int, Source]:
+    """Sources of this tenant by id (missing or foreign ids are simply absent); without ``with_content``
+    the content is left empty (retrieval only needs the metadata, and it is read on every query)."""
     if not ids:
         return {}
     marks = ",".join("?" * len(ids))
-    rows = store.query(f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND id IN ({marks})", [ctx.tenant_id, *ids])
+    columns = _COLUMNS if with_content else _COLUMNS.replace(" content,", " '' AS content,")
+    rows = store.query(f"SELECT {columns} FROM sources WHERE tenant_id = ? AND id IN ({marks})", [ctx.tenant_id, *ids])
     return {row["id"]: _row_to_source(row) for row in rows}
 
 

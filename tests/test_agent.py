@@ -149,10 +149,13 @@ def test_follow_up_uses_the_conversation(kb, rt):
     bot = agent(rt, ("search_knowledge", {"query": "envíos a Canarias"}),
                 answer_citing("Los envíos a Canarias tardan de 5 a 8 días laborables. [[cite:{id}]]", "envios"))
     first = bot.ask(kb, "¿Cuánto tardan los envíos a Canarias?", channel="identified")
-    follow = agent(rt, lambda messages: _search_reply(messages), answer_citing("Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega. [[cite:{id}]]"))
-    second = follow.ask(kb, "¿y devolverlo?", conversation_id=first.conversation_id)
+    follow = agent(rt, lambda messages: _search_reply(messages),
+                   answer_citing("Los envíos a Canarias tardan de 5 a 8 días laborables. [[cite:{id}]]", "envios"))
+    second = follow.ask(kb, "¿y cuánto tardan?", conversation_id=first.conversation_id)
     sent = follow.provider.calls[0]["messages"]
-    assert [m.role for m in sent[:2]] == ["user", "assistant"] and second.status == "answered"
+    assert [m.role for m in sent[:3]] == ["user", "assistant", "user"] and second.status == "answered"
+    tool_result = json.loads(follow.provider.calls[1]["messages"][-1].content)
+    assert "Canarias" in tool_result["query"]  # the follow-up was rewritten from the conversation
     assert conversations.history(kb, rt.store, first.conversation_id)[0] == ("user", "¿Cuánto tardan los envíos a Canarias?")
 
 

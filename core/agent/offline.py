@@ -28,6 +28,7 @@ class OfflineTuning:
     min_similarity: float = 0.80         # best passage's cosine similarity to the question
     min_confidence: float = 0.86         # similarity + overlap_weight * best sentence's term coverage
     overlap_weight: float = 0.10
+    qa_min_similarity: float = 0.90      # a Q&A pair is answered with its answer from this similarity up
     qa_agreement_margin: float = 0.03    # Q&A pairs this close to the best one must agree on the answer
     max_sentences: int = 2
     passages_considered: int = 3
@@ -99,8 +100,8 @@ class OfflineResponder:
         if not passages:
             return not_covered
         best = passages[0]
-        if best.get("type") == "qa" and best.get("match") == "close Q&A match":
-            if self._qa_agrees(passages):
+        if best.get("type") == "qa":
+            if float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages):
                 return f"{_qa_answer(best['text'])} [[cite:{best['id']}]]"
             return not_covered
         scored = []
