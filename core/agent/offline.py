@@ -8,6 +8,7 @@ cover the question (and the loop abstains). Deterministic; thresholds tuned on t
 from __future__ import annotations
 
 import json
+import math
 import re
 from dataclasses import dataclass
 from typing import Sequence
@@ -66,11 +67,21 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) > 2]
 
 
-def coverage(question_terms: set[str], sentence: str, lang: str) -> float:
-    """Share of the question's content terms present in the sentence (same-language stems)."""
-    if not question_terms:
-        return 0.0
-    return len(question_terms & set(terms(lang, sentence))) / len(question_terms)
+def _term_weights(question: str, units: list) -> dict[str, dict[str, float]]:
+    """Per passage language, the question's terms weighted by rarity among the candidate sentences
+    (a term found in no candidate sentence weighs most: the material may simply not speak of it)."""
+    out: dict[str, dict[str, float]] = {}
+    for lang in {u[4] for u in units}:
+        q_terms = terms(lang, question)
+        sentence_terms = [set(terms(lang, u[2])) for u in units if u[4] == lang]
+        n = len(sentence_terms)
+        out[lang] = {t: math.log((n + 1) / (sum(t in s for s in sentence_terms) + 1)) + 1.0 for t in q_terms}
+    return out
+
+
+def _weighted_coverage(weights: dict[str, float], present: set[str]) -> float:
+    total = sum(weights.values())
+    return sum(w for t, w in weights.items() if t in present) / total if total else 0.0
 
 
 class OfflineResponder:
@@ -104,21 +115,28 @@ class OfflineResponder:
             if float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages):
                 return f"{_qa_answer(best['text'])} [[cite:{best['id']}]]"
             return not_covered
-        scored = []
-        for rank, passage in enumerate(passages[: t.passages_considered]):
-            p_lang = _lang_of(passage)
-            q_terms = set(terms(p_lang, question))
+        considered = passages[: t.passages_considered]
+        units = []  # (rank, position, sentence, passage, language)
+        for rank, passage in enumerate(considered):
             body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
             for position, sentence in enumerate(sentences(body)):
-                if _is_heading(sentence):
-                    continue
-                cov = coverage(q_terms, sentence, p_lang)
-                if p_lang != lang:  # stems do not cross languages: shared names and numbers still do
-                    cov = _entity_overlap(question, sentence)
-                sim = float(passage.get("similarity", 0.0))
-                scored.append((sim + t.overlap_weight * cov, cov, sim, -rank, -position, sentence, passage["id"]))
-        if not scored:
+                if not _is_heading(sentence):
+                    units.append((rank, position, sentence, passage, _lang_of(passage)))
+        if not units:
             return not_covered
+        weights = _term_weights(question, units)
+        scored = []
+        for rank, position, sentence, passage, p_lang in units:
+            if p_lang == lang or p_lang in weights:
+                cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, sentence)))
+                passage_cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, passage["text"])))
+            else:  # stems do not cross languages: shared names and numbers still do
+                cov = passage_cov = _entity_overlap(question, sentence)
+            if p_lang != lang:
+                cov = max(cov, _entity_overlap(question, sentence))
+            sim = float(passage.get("similarity", 0.0))
+            confidence = sim + t.overlap_weight * (cov + passage_cov) / 2
+            scored.append((confidence, cov, sim, -rank, -position, sentence, passage["id"]))
         scored.sort(reverse=True)
         confidence, cov, sim = scored[0][0], scored[0][1], scored[0][2]
         if sim < t.min_similarity or confidence < t.min_confidence:
@@ -131,7 +149,7 @@ class OfflineResponder:
                 if item[6] == chosen[0][6] and item[1] >= max(0.5, cov * 0.75) and item[5] != chosen[0][5]:
                     chosen.append(item)
         body = " ".join(f"{_as_claim(item[5])} [[cite:{item[6]}]]" for item in chosen)
-        return f"{prompts.message('framing', lang)} {body}"
+        return f"{prompts.message('framing', lang)}\n\n{body}"
 
     def _qa_agrees(self, passages: list[dict]) -> bool:
         """Close Q&A pairs near the top must give the same answer; disagreement means the question is not really covered."""
