@@ -1,0 +1,188 @@
+"""Citation gate benchmark (A3): ``core.grounding.check`` on public hallucination data, with the
+BASELINES.md token-overlap baseline computed side by side on the same items.
+
+How an answer is built (the same way whatever the label, never looking at it): the response text as
+written, with ``[[cite:k1]]`` appended to each of its claims (``split_claims``), and the knowledge
+passage as the only evidence, ``Evidence({"k1": knowledge})``. HaluEval answers are short ("Arthur's
+Magazine", "Delhi"), so the answer string alone is the claim: ``"Delhi [[cite:k1]]"``. The question is
+not added: it would lend the answer words and relations it does not state, for right and hallucinated
+answers alike. An answer "passes" when ``check(...).ok``.
+
+- HaluEval QA (split key ``question``): right answers passed, hallucinated answers blocked, balanced
+  accuracy; the baseline recomputed here, and BASELINES.md's published test numbers as the anchor.
+- FaithDial audit and BEGIN (split key ``norm(knowledge)``): pass rate of attributable responses
+  (entailment / "Fully attributable"), block rate of hallucinated / "Not fully attributable" ones;
+  generic or uncooperative responses form separate buckets, reported only. ``no_claim_failed`` also
+  counts responses whose claims are all exempt (a lone question is no answer, so not ``ok``).
+- Latency of ``check`` (p50/p95 ms): every answer above; product-shaped answers (a greeting, a transition,
+  6 claims from 6 cited paragraphs of up to 1,600 characters, a closing) with each text new to the gate,
+  first with words the process has never stemmed ("cold"), then again ("warm", the steady state); and a
+  number-dense worst case.
+
+Tune only on ``dev``; ``test`` is held out.
+"""
+from __future__ import annotations
+
+import csv
+import json
+import re
+import time
+
+from bench.datasets import data_root, load_retrieval, norm, split_of
+from bench.harness import percentiles
+from core import grounding
+from core import claims
+from core.claims import sentences
+from core.grounding import PASSING, Evidence, check, split_claims
+from core.language import content_words
+
+ANCHOR = {"right_passed": 0.945, "hallucinated_blocked": 0.887, "balanced_accuracy": 0.916,
+          "note": "BASELINES.md token overlap (threshold 1.0), HaluEval test split"}
+
+
+def cite_every_claim(text: str, cid: str = "k1") -> str:
+    """The text with ``[[cite:cid]]`` after each of its claims."""
+    text = text.strip()
+    for claim in reversed(split_claims(text)):
+        text = f"{text[:claim.end]} [[cite:{cid}]]{text[claim.end:]}"
+    return text
+
+
+def token_overlap(answer: str, knowledge: str) -> float:
+    """BASELINES.md's baseline: share of the answer's content words in the knowledge; 0 if a number is missing."""
+    if not set(re.findall(r"\d+", answer)) <= set(re.findall(r"\d+", knowledge)):
+        return 0.0
+    words, known = content_words(answer, "en"), set(content_words(knowledge, "en"))
+    return sum(w in known for w in words) / len(words) if words else 0.0
+
+
+def _judge(answer: str, knowledge: str, latencies: list[float]) -> tuple[bool, bool]:
+    """(ok, no claim failed) for a response turned into a cited answer."""
+    started = time.perf_counter()
+    verdict = check(cite_every_claim(answer), Evidence({"k1": knowledge}))
+    latencies.append(time.perf_counter() - started)
+    return verdict.ok, all(c.verdict in PASSING for c in verdict.claims)
+
+
+def _rate(hits: int, total: int) -> float | None:
+    return round(hits / total, 3) if total else None
+
+
+def halueval(split: str, latencies: list[float]) -> dict:
+    path = data_root() / "grounding" / "halueval" / "qa_one-turn_data.jsonl"
+    gate, base, n = [0, 0], [0, 0], 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if split_of(row["question"]) != split:
+            continue
+        n += 1
+        for k, (answer, passes) in enumerate(((row["right_answer"], True), (row["hallucinated_answer"], False))):
+            gate[k] += _judge(answer, row["knowledge"], latencies)[0] is passes
+            base[k] += (token_overlap(answer, row["knowledge"]) >= 1.0) is passes
+
+    def rates(hits: list[int]) -> dict:
+        right, blocked = hits[0] / n, hits[1] / n
+        return {"right_passed": round(right, 3), "hallucinated_blocked": round(blocked, 3),
+                "balanced_accuracy": round((right + blocked) / 2, 3)}
+
+    return {"items": n, **rates(gate), "baseline_token_overlap": rates(base), "anchor": ANCHOR}
+
+
+def _faithdial_bucket(labels: list[str]) -> str:
+    if "hallucination" in labels or "partial hallucination" in labels:
+        return "hallucination"
+    if "entailment" in labels:
+        return "attributable_uncooperative" if "uncooperative" in labels else "attributable"
+    return "generic_or_uncooperative"
+
+
+def _buckets(rows: list[tuple[str, str, str]], latencies: list[float]) -> dict:
+    """rows of (bucket, knowledge, response) -> pass rates per bucket (block rates for the unsupported ones)."""
+    counts: dict[str, list[int]] = {}
+    for bucket, knowledge, response in rows:
+        ok, clean = _judge(response, knowledge, latencies)
+        tally = counts.setdefault(bucket, [0, 0, 0])
+        tally[0], tally[1], tally[2] = tally[0] + ok, tally[1] + clean, tally[2] + 1
+    out = {}
+    for bucket, (ok, clean, n) in sorted(counts.items()):
+        out[bucket] = {"n": n, "passed": _rate(ok, n), "no_claim_failed": _rate(clean, n)}
+        if bucket in ("hallucination", "not_attributable"):
+            out[bucket]["blocked"] = _rate(n - ok, n)
+    return out
+
+
+def faithdial(split: str, latencies: list[float]) -> dict:
+    path = data_root() / "grounding" / "faithdial_audit" / "faithdial_audit.jsonl"
+    rows = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        if split_of(norm(row["knowledge"])) == split:
+            rows.append((_faithdial_bucket(row["begin_labels"]), row["knowledge"], row["response"]))
+    return _buckets(rows, latencies)
+
+
+def begin(split: str, latencies: list[float]) -> dict:
+    names = {"Fully attributable": "attributable", "Not fully attributable": "not_attributable", "Generic": "generic"}
+    rows = []
+    for path in sorted((data_root() / "grounding" / "begin").glob("*.tsv")):
+        with path.open(encoding="utf-8", newline="") as handle:
+            for row in csv.DictReader(handle, delimiter="\t", quoting=csv.QUOTE_NONE):
+                if split_of(norm(row["knowledge"])) == split:
+                    rows.append((names.get(row["begin_label"], row["begin_label"]), row["knowledge"], row["response"]))
+    return _buckets(rows, latencies)
+
+
+def _fresh_check(answer: str, evidence: Evidence) -> float:
+    """Seconds for one check with every per-text cache emptied (the word-stem memo is kept)."""
+    for cache in (grounding._source, grounding._facts, claims._detect):
+        cache.cache_clear()
+    started = time.perf_counter()
+    check(answer, evidence)
+    return time.perf_counter() - started
+
+
+def _product_answers(split: str) -> list[tuple[str, Evidence]]:
+    framing = {"xquad-es": ("¡Hola! Esto es lo que encontré:", "Espero que te ayude."),
+               "faquad-pt": ("Olá! Isto é o que encontrei:", "Espero ter ajudado.")}
+    out = []
+    for name, (opening, closing) in framing.items():
+        paragraphs = [text[:1600] for _title, text in load_retrieval(name, split).paragraphs.values()]
+        for start in range(0, len(paragraphs) - 5, 6):
+            chunk = {f"{name}-{start + i}": paragraphs[start + i] for i in range(6)}
+            claims = [sentences(text)[min(1, len(sentences(text)) - 1)] for text in chunk.values()]
+            body = "\n".join(f"- {claim} [[cite:{cid}]]" for cid, claim in zip(chunk, claims))
+            out.append((f"{opening}\n{body}\n{closing}", Evidence(chunk)))
+    return out
+
+
+def product_latency(split: str) -> dict:
+    answers = _product_answers(split)
+    cold = [_fresh_check(a, e) for a, e in answers]
+    warm = [_fresh_check(a, e) for a, e in answers]
+    dense = []
+    for r in range(60):
+        sources = {f"c{r}-{i}": " ".join(
+            f"La tarifa {name} número {r}-{i}-{k} cuesta {10 + k},90 € al mes e incluye {k + 2} usuarios y soporte "
+            f"por correo en {k + 1} días hábiles." for k, name in enumerate(
+                "Básica Plus Pro Max Top Ultra Mega Giga Tera Peta Exa".split()))[:1600] for i in range(6)}
+        answer = "¡Hola! Esto es lo que encontré:\n" + " ".join(
+            f"La tarifa Pro número {r}-{i}-2 cuesta 12,90 € al mes e incluye 4 usuarios. [[cite:c{r}-{i}]]"
+            for i in range(6)) + "\nEspero que te ayude."
+        dense.append(_fresh_check(answer, Evidence(sources)))
+    return {"product_6x6_cold": {"n": len(cold), **percentiles(cold)},
+            "product_6x6_warm": {"n": len(warm), **percentiles(warm)},
+            "number_dense_6x6": {"n": len(dense), **percentiles(dense)}}
+
+
+def run(split: str) -> dict:
+    """Gate quality on one split ('dev' to tune, 'test' to report) and its latency."""
+    if split not in ("dev", "test"):
+        raise ValueError("split must be 'dev' or 'test'")
+    latencies: list[float] = []
+    report = {"split": split, "thresholds": {"min_support": grounding.MIN_SUPPORT, "strict_upto": grounding.STRICT_UPTO,
+                                             "pair_discount": grounding.PAIR_DISCOUNT,
+                                             "contradiction": grounding.CONTRADICTION},
+              "halueval": halueval(split, latencies), "faithdial": faithdial(split, latencies),
+              "begin": begin(split, latencies)}
+    report["latency"] = {"all_answers": {"n": len(latencies), **percentiles(latencies)}, **product_latency(split)}
+    return report
