@@ -31,7 +31,7 @@ class OfflineTuning:
     overlap_weight: float = 0.10
     qa_min_similarity: float = 0.90      # a Q&A pair is answered with its answer from this similarity up
     qa_agreement_margin: float = 0.03    # Q&A pairs this close to the best one must agree on the answer
-    max_sentences: int = 2
+    pair_penalty: float = 0.1           # coverage a two-sentence extract gives up against a single sentence
     passages_considered: int = 3
 
 
@@ -116,24 +116,30 @@ class OfflineResponder:
                 return f"{_qa_answer(best['text'])} [[cite:{best['id']}]]"
             return not_covered
         considered = passages[: t.passages_considered]
-        units = []  # (rank, position, sentence, passage, language)
+        units = []  # (rank, position, text, passage, language): single sentences and adjacent pairs
         for rank, passage in enumerate(considered):
             body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
-            for position, sentence in enumerate(sentences(body)):
-                if not _is_heading(sentence):
-                    units.append((rank, position, sentence, passage, _lang_of(passage)))
+            parts = [x for x in sentences(body) if not _is_heading(x)]
+            for position, sentence in enumerate(parts):
+                units.append((rank, position, sentence, passage, _lang_of(passage)))
+                if position + 1 < len(parts):  # a fact often spans two sentences ("Tienda X: ... Abierta de ...")
+                    units.append((rank, position + 0.5, f"{sentence} {parts[position + 1]}", passage, _lang_of(passage)))
         if not units:
             return not_covered
         weights = _term_weights(question, units)
         scored = []
         for rank, position, sentence, passage, p_lang in units:
             if p_lang == lang or p_lang in weights:
-                cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, sentence)))
+                # the passage's title is the sentence's context: "Plan Pro: 19,90 €" under "Lumen Care" covers both
+                context = set(terms(p_lang, passage.get("title", "")))
+                cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, sentence)) | context)
                 passage_cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, passage["text"])))
             else:  # stems do not cross languages: shared names and numbers still do
                 cov = passage_cov = _entity_overlap(question, sentence)
             if p_lang != lang:
                 cov = max(cov, _entity_overlap(question, sentence))
+            if position != int(position):
+                cov -= t.pair_penalty  # a pair must cover clearly more than its best sentence
             sim = float(passage.get("similarity", 0.0))
             confidence = sim + t.overlap_weight * (cov + passage_cov) / 2
             scored.append((confidence, cov, sim, -rank, -position, sentence, passage["id"]))
@@ -141,14 +147,8 @@ class OfflineResponder:
         confidence, cov, sim = scored[0][0], scored[0][1], scored[0][2]
         if sim < t.min_similarity or confidence < t.min_confidence:
             return not_covered
-        chosen = [scored[0]]
-        if not revision:
-            for item in scored[1:]:
-                if len(chosen) >= t.max_sentences:
-                    break
-                if item[6] == chosen[0][6] and item[1] >= max(0.5, cov * 0.75) and item[5] != chosen[0][5]:
-                    chosen.append(item)
-        body = " ".join(f"{_as_claim(item[5])} [[cite:{item[6]}]]" for item in chosen)
+        best_unit = scored[0] if not revision else next(u for u in scored if u[4] == int(u[4]))  # revision: one sentence
+        body = " ".join(f"{_as_claim(c)} [[cite:{best_unit[6]}]]" for c in sentences(best_unit[5]))
         return f"{prompts.message('framing', lang)}\n\n{body}"
 
     def _qa_agrees(self, passages: list[dict]) -> bool:
