@@ -15,7 +15,6 @@ from core import sources
 from core.language import fold
 from core.retrieval import Tuning
 from core.runtime import Runtime, open_runtime
-from core.store import Store
 from core.tenancy import create_tenant, local_operator
 
 STEMMERS = {"es": "spanish", "pt": "portuguese", "en": "english"}

@@ -25,9 +25,10 @@ from typing import Mapping, Sequence
 
 from whoosh.lang import NoStemmer, stemmer_for_language
 
-from core.claims import (CITE, LIGHT, MALFORMED, NEGATIONS, POLARITY, Claim, Number, exemption, language_of,
-                         name_phrases, numbers, proper_nouns, segments, sentences, split_claims)
+from core.claims import (CITE, LIGHT, MALFORMED, NEGATIONS, POLARITY, Claim, exemption, language_of, name_phrases,
+                         proper_nouns, segments, sentences, split_claims)
 from core.language import fold, stopwords
+from core.numbers import Number, numbers
 
 __all__ = ["CITE", "Claim", "ClaimVerdict", "Evidence", "GateVerdict", "check", "numbers_confirmed", "release",
            "split_claims", "support_score"]

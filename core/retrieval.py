@@ -37,7 +37,7 @@ class Tuning:
     keyword_weight_same_language: float = 0.04
     keyword_weight_other_language: float = 0.02
     min_similarity: float = 0.74
-    relative_margin: float = 0.08  # also weak: this far below the best similarity of the query
+    relative_margin: float = 0.10  # also weak: this far below the best similarity of the query
     tie_margin: float = 0.005
     qa_close_similarity: float = 0.90
     max_chunks: int = 6

@@ -58,7 +58,7 @@ class ScriptedProvider:
         return self
 
     def complete(self, system, messages, tools, *, max_tokens=1024, timeout=60.0):
-        from core.agent.protocol import Reply, ToolCall, TransportError
+        from core.agent.protocol import Reply, ToolCall
 
         self.calls.append({"system": system, "messages": list(messages), "tools": [t.name for t in tools]})
         if not self.queue:
