@@ -43,7 +43,8 @@ def answers_of(name: str, split: str) -> dict[str, list[str]]:
     return {qa["id"]: [a["text"] for a in qa["answers"]] for art in data for p in art["paragraphs"] for qa in p["qas"]}
 
 
-def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = None) -> dict:
+def half_kb(name: str, split: str, embedder):
+    """A trained tenant holding every other article of the set; the questions marked in-KB or not."""
     rs = load_retrieval(name, split)
     kept, questions = split_kb(rs)
     rt, ctx = _tenant(f"trust-{name}", embedder)
@@ -51,6 +52,22 @@ def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = N
         if path.rsplit("/", 1)[0] in kept:
             sources.save(ctx, rt.store, path, title=title, content=text, type="text", language=rs.kb_language)
     rt.index.train(ctx)
+    return rt, ctx, kept, questions
+
+
+def clinc_kb(train: list[tuple[str, str]], embedder):
+    """A trained tenant whose Q&A pairs are the training utterances, each answered with its intent."""
+    rt, ctx = _tenant("trust-clinc", embedder)
+    rt.index.batch_sources = 1000
+    with rt.store.write():
+        for n, (utterance, intent) in enumerate(train):
+            sources.save(ctx, rt.store, f"clinc/{intent}/{n}", title=utterance, content=intent_answer(intent), type="qa", language="en")
+    rt.index.train(ctx)
+    return rt, ctx
+
+
+def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = None) -> dict:
+    rt, ctx, kept, questions = half_kb(name, split, embedder)
     agent = Agent(rt, OfflineResponder(tuning))
     gold = answers_of(name, split)
     counts = {"in_kb": 0, "in_answered": 0, "in_correct": 0, "out_kb": 0, "out_abstained": 0}
@@ -90,12 +107,7 @@ def intent_answer(intent: str) -> str:
 
 def run_clinc(split: str, embedder, tuning: OfflineTuning | None = None, limit: int | None = None) -> dict:
     train, evaluation = clinc(split)
-    rt, ctx = _tenant("trust-clinc", embedder)
-    rt.index.batch_sources = 1000
-    with rt.store.write():
-        for n, (utterance, intent) in enumerate(train):
-            sources.save(ctx, rt.store, f"clinc/{intent}/{n}", title=utterance, content=intent_answer(intent), type="qa", language="en")
-    rt.index.train(ctx)
+    rt, ctx = clinc_kb(train, embedder)
     agent = Agent(rt, OfflineResponder(tuning))
     items = evaluation if limit is None else evaluation[:limit]
     in_total = in_right = oos_total = oos_refused = 0

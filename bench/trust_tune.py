@@ -6,9 +6,7 @@ import itertools
 import json
 
 from bench.harness import cached_embedder
-from bench.trust import _tenant, answers_of, clinc, intent_answer, split_kb
-from bench.datasets import load_retrieval
-from core import sources
+from bench.trust import answers_of, clinc, clinc_kb, half_kb
 from core.agent import prompts
 from core.agent.offline import OfflineResponder, OfflineTuning
 from core.agent.tools import Toolbox, TurnEvidence
@@ -17,13 +15,7 @@ from core.language import detect
 
 
 def _record_qa(name: str, embedder) -> list[dict]:
-    rs = load_retrieval(name, "dev")
-    kept, questions = split_kb(rs)
-    rt, ctx = _tenant(f"tune-{name}", embedder)
-    for path, (title, text) in rs.paragraphs.items():
-        if path.rsplit("/", 1)[0] in kept:
-            sources.save(ctx, rt.store, path, title=title, content=text, type="text", language=rs.kb_language)
-    rt.index.train(ctx)
+    rt, ctx, _kept, questions = half_kb(name, "dev", embedder)
     gold = answers_of(name, "dev")
     rows = []
     for qid, question, _path, in_kb in questions:
@@ -36,12 +28,7 @@ def _record_qa(name: str, embedder) -> list[dict]:
 
 def _record_clinc(embedder) -> list[dict]:
     train, evaluation = clinc("dev")
-    rt, ctx = _tenant("tune-clinc", embedder)
-    rt.index.batch_sources = 1000
-    with rt.store.write():
-        for n, (utterance, intent) in enumerate(train):
-            sources.save(ctx, rt.store, f"clinc/{intent}/{n}", title=utterance, content=intent_answer(intent), type="qa", language="en")
-    rt.index.train(ctx)
+    rt, ctx = clinc_kb(train, embedder)
     rows = []
     for utterance, intent in evaluation:
         evidence = TurnEvidence()
