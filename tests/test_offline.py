@@ -36,8 +36,16 @@ def test_close_qa_match_is_answered_with_its_answer():
 
 
 def test_close_qa_pairs_that_disagree_are_not_an_answer():
-    other = {**QA, "id": "q2", "similarity": 0.94, "text": "¿Puedo pagar a plazos?\nNo, solo al contado."}
+    other = {**QA, "id": "q2", "similarity": 0.95, "text": "¿Puedo pagar a plazos?\nNo, solo al contado."}
+    third = {**QA, "id": "q3", "similarity": 0.94, "text": "¿Pago aplazado?\nNo, solo al contado."}
     assert OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, other]) == prompts.message("abstain", "es")
+    assert OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, other, third]) == prompts.message("abstain", "es")
+
+
+def test_the_majority_of_close_qa_pairs_carries_the_answer():
+    same = {**QA, "id": "q2", "similarity": 0.94}
+    other = {**QA, "id": "q3", "similarity": 0.93, "text": "¿Puedo pagar a plazos?\nNo, solo al contado."}
+    assert OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, same, other]).endswith("[[cite:q1]]")
 
 
 @pytest.mark.parametrize("similarity", [0.5, 0.79])
