@@ -107,19 +107,24 @@ def cmd_sources(args) -> int:
     return 0
 
 
+def _batch(path: str, field: str):
+    """(item, item[field]) for each non-empty line of a JSONL batch file; a bad line says which and why."""
+    for number, line in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            item = json.loads(line)
+            yield item, item[field]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise SourceError(f"{path}: line {number} must be a JSON object with 'id' and '{field}'.")
+
+
 def cmd_search(args) -> int:
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
     if args.batch:
         out = sys.stdout
-        for number, line in enumerate(Path(args.batch).read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                query = item["query"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise SourceError(f"{args.batch}: line {number} must be a JSON object with 'id' and 'query'.")
+        for item, query in _batch(args.batch, "query"):
             result = rt.retriever.search(ctx, query, k=args.k)
             out.write(json.dumps({"id": item.get("id"), "results": [h.as_dict() for h in result.hits]}, ensure_ascii=False) + "\n")
         return 0
@@ -150,14 +155,7 @@ def cmd_ask(args) -> int:
         return agent.ask(ctx, question, conversation_id=conversation, channel=args.channel).as_dict()
 
     if args.batch:
-        for number, line in enumerate(Path(args.batch).read_text(encoding="utf-8").splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                item = json.loads(line)
-                question = item["question"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise SourceError(f"{args.batch}: line {number} must be a JSON object with 'id' and 'question'.")
+        for item, question in _batch(args.batch, "question"):
             try:
                 out = {"id": item.get("id"), **one(question, item.get("conversation"))}
             except ConversationError as exc:

@@ -110,3 +110,16 @@ def test_a_new_process_reopens_the_persisted_indexes_offline(data_dir, capsys):
                           capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)[0]["path"] == "tienda/horarios"
+
+
+def test_batch_ask_and_a_bad_batch_line(data_dir, capsys, tmp_path):
+    run(capsys, "init", "--json")
+    batch = tmp_path / "a.jsonl"
+    batch.write_text('{"id": 1, "question": "¿Puedo pagar a plazos?"}\n{"id": 2, "question": ""}\n', encoding="utf-8")
+    code, out, _ = run(capsys, "ask", "demo", "--batch", str(batch))
+    lines = [json.loads(line) for line in out.splitlines()]
+    assert [line["id"] for line in lines] == [1, 2]
+    assert lines[0]["status"] == "answered" and lines[1]["status"] == "error"
+    batch.write_text("not json\n", encoding="utf-8")
+    code, _, err = run(capsys, "ask", "demo", "--batch", str(batch))
+    assert code == 2 and "line 1 must be a JSON object with 'id' and 'question'" in err
