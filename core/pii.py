@@ -1,0 +1,355 @@
+"""PII masking for text that is about to be stored (gap-backlog sample questions), fully offline.
+
+``mask(text)`` returns a :class:`Masked` whose ``text`` has every detected personal value replaced by
+a fixed placeholder, and whose ``entities`` name the kind of each replaced span in text order:
+
+    EMAIL <EMAIL>  e-mail addresses (anything e-mail-shaped, also "ana@ x.es" / "ana@host"; no
+                   public-suffix lookup, which could reach the network)
+    PHONE <PHONE>  libphonenumber (ES PT BR US GB MX national formats, any +country code); a
+                   formatted-number shape (+cc, (area), (0), 2+ groups, extensions, 0221/123456);
+                   bare trunk-prefixed numbers (0430830401, 0034…); digits after "tel./teléfono/
+                   phone/fax/whatsapp…". Dates, postcodes, ranges and amounts are left alone
+    CARD   <CARD>  12–19 digit card numbers that pass Luhn (plain or grouped by spaces/dashes)
+    IBAN   <IBAN>  IBANs with a valid mod-97 checksum and country format, spaced or not, any case
+    ID     <ID>    ES DNI/NIF and NIE (control letter), BR CPF and CNPJ (check digits), US SSN, and
+                   any number written after an id keyword (DNI, NIE, CPF, passport, NHC…), even with
+                   a wrong check digit: a mistyped id is still personal
+    URL    <URL>   URLs whose path or query carries a query value, an e-mail, a 6+ digit number, a
+                   random-looking token or a reset/verify/unsubscribe-style action; plain URLs such
+                   as https://example.com/help are kept (they say what the question is about)
+    IP     <IP>    IPv4 / IPv6 addresses
+    PERSON <PERSON> names announced by a cue: self-introductions ("me llamo", "soy", "meu nome é",
+                   "my name is", "I'm", "this is"…), relatives ("mi hijo Pablo"), a greeting's or a
+                   sign-off's closing name ("Hola Ana,", "Saludos,\nAna"), titles ("Sra.", "Mr.")
+                   and form labels ("Nombre:"); 1–3 capitalised words (4 after a label), with a stop
+                   list so "Soy Cliente" / "I'm Unable" / "this is URGENT" stay
+
+Design: presidio-analyzer's pattern recognizers (e-mail, phone, card, IBAN, URL, IP, ES NIF/NIE,
+US SSN) are called directly with ``nlp_artifacts=None`` — no spaCy model, no AnalyzerEngine — next to
+this module's own recognizers (CPF/CNPJ checksums, phone shapes, keyword ids, name cues). Every value
+found is also masked wherever else it recurs (a name introduced once is masked in the whole text).
+Overlapping spans are merged into one span typed by its longest (then highest-scoring) member, so
+nothing detected is ever partly left, and presidio-anonymizer's ``replace`` operator writes the
+placeholders. The engines are built once per process, lazily (presidio imports spaCy, ~2 s) and
+under a lock. ``language`` ('es'|'pt'|'en'|None) is accepted as a hint only: every rule runs on every
+text, because customers mix languages.
+
+Fail closed: any internal failure raises :class:`MaskingError`, whose message names only the
+exception type and which carries no chained exception, so the input never reaches a log or a trace.
+presidio's own loggers are silenced for the same reason (one logs the text of a rejected IBAN).
+"""
+from __future__ import annotations
+
+import logging
+import re
+import threading
+from dataclasses import dataclass
+
+PLACEHOLDER_OF = {"EMAIL": "<EMAIL>", "PHONE": "<PHONE>", "CARD": "<CARD>", "IBAN": "<IBAN>", "ID": "<ID>",
+                  "URL": "<URL>", "IP": "<IP>", "PERSON": "<PERSON>"}
+KIND_OF = {"EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CARD", "IBAN_CODE": "IBAN",
+           "ES_NIF": "ID", "ES_NIE": "ID", "BR_CPF": "ID", "BR_CNPJ": "ID", "US_SSN": "ID", "ID": "ID",
+           "URL": "URL", "IP_ADDRESS": "IP", "PERSON": "PERSON"}
+PHONE_REGIONS = ("ES", "PT", "BR", "US", "GB", "MX")
+MIN_SCORE = 0.3  # below this a pattern hit is too weak to mask on its own (presidio's "very weak" SSN shapes)
+
+
+class MaskingError(Exception):
+    """Masking failed; nothing derived from the input may be stored. The message never holds the input."""
+
+
+@dataclass(frozen=True)
+class Masked:
+    text: str
+    entities: tuple[str, ...]
+
+
+# ---------- checksums ----------
+
+def luhn_ok(digits: str) -> bool:
+    doubled = (int(c) * (1 + i % 2) for i, c in enumerate(reversed(digits)))
+    return sum(d - 9 if d > 9 else d for d in doubled) % 10 == 0
+
+
+def cpf_ok(digits: str) -> bool:
+    """BR CPF: two mod-11 check digits (weights 10..2, then 11..2)."""
+    return len(digits) == 11 and len(set(digits)) > 1 and all(
+        sum(int(d) * w for d, w in zip(digits, range(n + 1, 1, -1))) * 10 % 11 % 10 == int(digits[n]) for n in (9, 10))
+
+
+def cnpj_ok(digits: str) -> bool:
+    """BR CNPJ: two mod-11 check digits (weights 5..2 9..2, then 6..2 9..2)."""
+    def check(n):
+        rest = sum(int(d) * w for d, w in zip(digits, [*range(n - 7, 1, -1), *range(9, 1, -1)])) % 11
+        return 0 if rest < 2 else 11 - rest
+    return len(digits) == 14 and len(set(digits)) > 1 and all(check(n) == int(digits[n]) for n in (12, 13))
+
+
+# ---------- this module's own patterns ----------
+
+CARD_RX = r"(?<![\d+-])(?:\d{12,19}|\d{4}(?:[ -]\d{4}){2}[ -]\d{1,7}|\d{4}[ -]\d{6}[ -]\d{4,5})(?![\d-])"
+DNI_RX = r"(?<![\w.])\d{1,2}\.?\d{3}\.?\d{3}[ -]?[A-Z](?!\w)"
+NIE_RX = r"(?<!\w)[XYZ][ -]?\d{7}[ -]?[A-Z](?!\w)"
+CPF_RE = re.compile(r"(?<![\d./-])\d{3}(?:\.\d{3}\.\d{3}-|\d{6}-?)\d{2}(?![\d/-]|\.\d)")
+CNPJ_RE = re.compile(r"(?<![\d./-])\d{2}(?:\.\d{3}\.\d{3}/|\d{6}/?)\d{4}-?\d{2}(?![\d/-]|\.\d)")
+PHONE_SHAPE_RE = re.compile(
+    r"(?<![\w+/.,-])(?:(?P<plus>\(?\+\s?(?:\d{1,3}|\(\d{1,3}\))\)?(?:\s?\(\d{1,4}\))?[\s.-]{0,2}\d)"
+    r"|(?P<paren>\(\d{1,5}\)[\s./-]?\d)|\d)"
+    r"\d*(?:(?:[ .-]|[ -]?/[ -]?)\d+){0,6}(?:\s?(?:x|ext\.?|ramal)\s?\d{1,5})?(?![\w/]|[.,-]\d)")
+TRUNK_PHONE_RE = re.compile(r"(?<![\w+/.,-])(?:0[1-9]\d{7,9}|00[1-9]\d{8,12})(?![\w/]|[.,-]\d)")  # 0430830401
+NOT_PHONE_RE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}|\d{4}([./-])\d{1,2}\2\d{1,2}|\d{4,5}-\d{3}|[0-8]\d{4}-\d{4}"
+                          r"|(?:1\d|20)\d\d ?- ?(?:1\d|20)\d\d"  # dates, postcodes, year ranges, number ranges
+                          r"|\d{1,3}(?: \d{3})+ ?- ?\d{1,3}(?: \d{3})+")
+MONEY_BEFORE_RE = re.compile(r"(?:[$€£]|R\$|US\$)\s?$")
+MONEY_AFTER_RE = re.compile(
+    r"\s?(?:[$€£%]|(?:eur|euros?|usd|d[oó]lar(?:es)?|dollars?|reais|real|brl|gbp|libras?|pesos?)\b)", re.I)
+PHONE_CUE_RE = re.compile(r"(?i)\b(?:tel[eé]fonos?|telefone|tel[fé]?|tfno|tlfno?|m[oó]vil|celular|telem[oó]vel"
+                          r"|phone|mobile|cell|fax|whats\s?app|ll[aá]m[ae]me al|call me (?:at|on))\b\W{0,4}"
+                          r"(?P<v>\+?\s?\(?\d[\d ().-]{5,22}\d)")
+ID_CUE_RE = re.compile(
+    r"(?i)\b(?:dni|nie|nif|cif|cpf|cnpj|rg|ssn|nhc|n?nass|nuss|cipa|pasaporte|passaporte|passport|n[ºo°]\s?col"
+    r"|colegiado|seguridad social|social security|seguran[çc]a social|cart[aã]o de cidad[aã]o|tarjeta sanitaria"
+    r"|historia cl[ií]nica|documento(?: de identidad)?|identity card|national id)\b\W{0,4}"
+    r"(?:(?:es|is|é|el|the|o|my|mi|meu|number|n[úu]mero|n[ºo°]\.?)\W{1,3}){0,3}"
+    r"(?P<v>(?:[A-Za-z]{1,4}-?)?\d[\d./ -]{2,20}[\dA-Za-z](?!\w))")
+URL_TOKEN_RE = re.compile(r"[?#&;][^=\s]*=|@|/(?:reset|verify|verif|confirm|activate|unsubscribe|invite|token|auth|"
+                          r"login|magic|share|track|password)\w*[/?=]|\d{6}", re.I)
+
+
+def _url_is_personal(url: str) -> bool:
+    """A query/fragment value, an e-mail, an action link, a long number or a random-looking token in the path."""
+    path = re.sub(r"^(?:\w+://)?[^/?#]*", "", url)
+    random_looking = (len(re.findall(r"[a-z]+|[A-Z]+|\d+", seg)) >= 6 for seg in re.findall(r"[A-Za-z0-9]{12,}", path))
+    return bool(URL_TOKEN_RE.search(path)) or any(random_looking)
+
+
+LOOSE_EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]*\w@ ?\w[\w-]*(?:\.[\w-]+)*\w")  # "ana@ x.es", "ana@host"
+WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+PARTICLES = {"de", "del", "la", "las", "los", "da", "do", "das", "dos", "van", "von", "der", "di", "du", "le"}
+RELATIVES = (r"(?:my|mi|mis|meu|minha) (?:son|daughter|kid|child|wife|husband|partner|mother|mom|father|dad|brother|"
+             r"sister|hij[oa]|niñ[oa]|espos[oa]|marido|mujer|pareja|madre|padre|herman[oa]|novi[oa]|filh[oa]|"
+             r"mulher|mãe|pai|irmã|irmão|namorad[oa])")
+INTRO_CUES = (r"me llamo|mi nombre es|le habla|te habla|les habla|soy|meu nome é|meu nome e|me chamo|chamo-me|"
+              r"eu sou|sou|aqui é|aqui fala|my name is|my name's|i am|i'm|i’m|call me|name is|nombre es|nome é|"
+              r"se llama|se chama|a nombre de|en nombre de|de parte de|"
+              r"em nome de|in the name of|on behalf of|(?:remitido|emitido|atendido|firmado|enviado|signed|sent) "
+              r"(?:por|by):?|" + RELATIVES)
+SIGNOFF_CUES = (r"saludos|un saludo|atentamente|cordialmente|gracias|muchas gracias|mil gracias|un abrazo|besos|"
+                r"obrigad[oa]|muito obrigad[oa]|atenciosamente|cumprimentos|abraços?|att|thanks|thank you|"
+                r"many thanks|regards|best regards|kind regards|warm regards|best wishes|cheers|best|sincerely")
+GREETING_CUES = (r"hola|buenas|buenos días|estimad[oa]s?|querid[oa]|olá|oi|bom dia|boa tarde|prezad[oa]|car[oa]|"
+                 r"hi|hello|hey|dear|good morning|good afternoon")
+TITLE_CUES = r"sra\.ª|sr|sra|srta|dr|dra|dña|doña|don|mr|mrs|ms|miss|prof|senhor|senhora|doctora?|doutora?"
+LABEL_CUES = (r"nombre(?: completo| y apellidos)?|apellidos?|nome(?: completo)?|sobrenome|(?:full |first |last )?name|"
+              r"surname|titular|paciente|patient|m[eé]dico|enfermer[oa]|responsable cl[ií]nico|contacto|contact")
+PERSON_CUE_RE = re.compile(
+    rf"(?i)(?:(?P<intro>(?<![\w'’])(?:{INTRO_CUES})(?!\w))|(?P<this>(?:^|(?<=[.!?,;:\n])|(?<=\bhi)|(?<=\bhello)"
+    rf"|(?<=\bhey)|(?<=\bhola)|(?<=\bolá)|(?<=\boi))\s*this is(?!\w))|(?P<sign>(?:^|(?<=\n)|(?<=[.!?]))\s*"
+    rf"(?:{SIGNOFF_CUES})(?!\w)[,.!]*)|(?P<greet>(?:^|(?<=\n))\s*(?:{GREETING_CUES})(?!\w))"
+    rf"|(?P<title>(?<!\w)(?:{TITLE_CUES})(?!\w)[.:]?)|(?P<label>(?<!\w)(?:{LABEL_CUES})\s*:))[ \t]*\n?[ \t]*(?=\w)")
+EXPLICIT_CUE_RE = re.compile(r"(?i)nombre|name|nome|llamo|chamo|llama|chama")
+CLOSING_AFTER = {"sign": re.compile(r"[ \t]*[.!]?[ \t]*(?:\n|$)"), "greet": re.compile(r"[ \t]*(?:[,!:\n]|$)")}
+NOT_NAMES = set("""
+yo el la los las un una unos unas de del muy no si sí y o nuevo nueva cliente clienta usuario usuaria socio socia
+miembro dueño dueña propietario propietaria hola buenos buenas gracias equipo soporte atención premium admin
+administrador administradora responsable estudiante español española mexicano mexicana argentino argentina
+colombiano colombiana chileno chilena peruano peruana venezolano venezolana ecuatoriano ecuatoriana
+eu o a os as um uma não sim novo nova cliente usuário usuária sócio sócia olá oi bom boa obrigado obrigada equipe
+equipa suporte brasileiro brasileira português portuguesa
+i not unable having trying looking going so sorry just still also here the an in on from at with very really new
+interested writing calling contacting sure glad happy ok okay yes hi hello customer client user member pro team
+support spanish portuguese english brazilian mexican american british argentinian french german italian
+canadian chilean colombian peruvian unsure confused afraid able aware currently again done back already
+doctor doutor estimado estimada querido querida prezado prezada caro cara
+lunes martes miércoles jueves viernes sábado domingo monday tuesday wednesday thursday friday saturday sunday
+""".split()) | set(re.findall(r"[^\W\d_]{2,}", f"{SIGNOFF_CUES} {GREETING_CUES} {TITLE_CUES}".lower()))
+
+
+def _person_spans(text: str) -> list[tuple[int, int]]:
+    """Names right after a cue: 1–3 capitalised words (4 after a label), particles allowed between them."""
+    spans = []
+    for cue in PERSON_CUE_RE.finditer(text):
+        limit, pos, words, end, upper = (4 if cue["label"] else 3), cue.end(), 0, None, None
+        explicit = cue["label"] or EXPLICIT_CUE_RE.search(cue.group())  # "this is URGENT" is no name
+        while words < limit and (word := WORD_RE.match(text, pos)):
+            token = word.group()
+            if token.lower() in PARTICLES and (words or (cue["label"] and token[0].isupper())):
+                pos = word.end() + len(re.match(r"[ \t]*(?:(?:la|las|los)[ \t]+)?", text[word.end():]).group())
+                continue
+            if (not token[0].isupper() or token.lower() in NOT_NAMES or len(token) < 2 or "º" in token
+                    or upper not in (None, token.isupper()) or (token.isupper() and not explicit)):
+                break  # "Soy cliente", "I'm Unable", "Juan Pérez DNI": not (part of) a name
+            words, end, upper = words + 1, word.end(), token.isupper()
+            pos = end + len(re.match(r"[ \t]*", text[end:]).group())
+        closing = CLOSING_AFTER.get(cue.lastgroup)
+        if end is not None and (closing is None or closing.match(text, end)):
+            spans.append((cue.end(), end))  # a sign-off name closes its line, a greeting's is followed by ","
+    return spans
+
+
+def _phone_shape_ok(text: str, m: re.Match) -> bool:
+    value = re.split(r"\s?(?:x|ext\.?|ramal)\s?(?=\d+$)", m.group())[0]  # the extension is not counted
+    groups, separators = re.findall(r"\d+", value), set(re.findall(r"[ ./-]", value))
+    if m["plus"] or m["paren"]:
+        return 7 <= sum(map(len, groups)) <= 15
+    if len(groups) < 2 or not 7 <= sum(map(len, groups)) <= (15 if value.startswith("00") else 13):
+        return False
+    if ("." in separators and len(separators) > 1) or max(map(len, groups[1:])) > 8 or (
+            max(map(len, groups[1:])) > 4 and len(groups[0]) < 2):
+        return False  # 9.00-14.00 (times), 1 2345678
+    if all(len(g) == 3 for g in groups[1:]) and (separators == {"."} or len(groups[0]) == 1) and value[0] != "0":
+        return False  # thousands grouping: 1.500.000 / 1 500 000
+    return _not_a_number_of_other_kind(text, m.start(), m.end())
+
+
+def _not_a_number_of_other_kind(text: str, start: int, end: int) -> bool:
+    value = text[start:end]
+    return not (NOT_PHONE_RE.fullmatch(value) or re.fullmatch(r"[1-9][\d ]*/[\d /]*", value)
+                or MONEY_BEFORE_RE.search(text[:start]) or MONEY_AFTER_RE.match(text, end))
+
+
+def _regex_spans(rx: re.Pattern, text: str, check=None, group: str | int = 0) -> list[tuple[int, int]]:
+    return [m.span(group) for m in rx.finditer(text) if check is None or check(m)]
+
+
+OWN_FINDERS = {  # entity -> (score, text -> spans)
+    "BR_CPF": (1.0, lambda t: _regex_spans(CPF_RE, t, lambda m: cpf_ok(re.sub(r"\D", "", m.group())))),
+    "BR_CNPJ": (1.0, lambda t: _regex_spans(CNPJ_RE, t, lambda m: cnpj_ok(re.sub(r"\D", "", m.group())))),
+    "PHONE_NUMBER": (0.45, lambda t: _regex_spans(PHONE_SHAPE_RE, t, lambda m: _phone_shape_ok(t, m))
+                     + _regex_spans(TRUNK_PHONE_RE, t)
+                     + _regex_spans(PHONE_CUE_RE, t, lambda m: 7 <= sum(c.isdigit() for c in m["v"]) <= 15, "v")),
+    "EMAIL_ADDRESS": (0.4, lambda t: _regex_spans(LOOSE_EMAIL_RE, t)),
+    "ID": (0.55, lambda t: _regex_spans(ID_CUE_RE, t, lambda m: sum(c.isdigit() for c in m["v"]) >= 4, "v")),
+    "PERSON": (0.6, _person_spans),
+}
+
+
+def _drop_record(record: logging.LogRecord) -> bool:
+    return False
+
+
+class _Engine:
+    """The recognizers and the anonymizer, built once (see ``_engine``)."""
+
+    def __init__(self):
+        from presidio_analyzer import LocalRecognizer, Pattern, RecognizerResult
+        from presidio_analyzer.predefined_recognizers import (CreditCardRecognizer, EmailRecognizer,
+                                                              EsNieRecognizer, EsNifRecognizer, IbanRecognizer,
+                                                              IpRecognizer, PhoneRecognizer, UrlRecognizer,
+                                                              UsSsnRecognizer)
+        from presidio_anonymizer import AnonymizerEngine
+        from presidio_anonymizer.entities import OperatorConfig
+
+        for name in ("presidio-analyzer", "presidio-anonymizer"):  # they may log matched text
+            if _drop_record not in logging.getLogger(name).filters:
+                logging.getLogger(name).addFilter(_drop_record)
+        upper_ascii = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
+
+        class Email(EmailRecognizer):
+            def validate_result(self, pattern_text):  # no public-suffix lookup: it may go to the network
+                return None
+
+        class Iban(IbanRecognizer):  # the presidio pattern is upper-case only; ASCII upper keeps offsets
+            def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+                return super().analyze(text.translate(upper_ascii), entities, nlp_artifacts)
+
+        class Phone(PhoneRecognizer):  # libphonenumber, minus dates, postcodes, amounts and "2024/123456"
+            def analyze(self, text, entities, nlp_artifacts=None):
+                return [r for r in super().analyze(text, entities, nlp_artifacts) if _not_a_number_of_other_kind(
+                    text, r.start, r.end)]
+
+        class PersonalUrl(UrlRecognizer):  # only URLs that carry a token, an id or an e-mail
+            def analyze(self, text, entities, nlp_artifacts=None, regex_flags=None):
+                found = super().analyze(text, entities, nlp_artifacts, regex_flags)
+                for r in found:  # a sentence's closing punctuation is not part of the URL
+                    r.end = r.start + len(text[r.start:r.end].rstrip(".,;:!?)]}'\""))
+                return [r for r in found if _url_is_personal(text[r.start:r.end])]
+
+        class Own(LocalRecognizer):  # this module's finders (OWN_FINDERS) as presidio recognizers
+            def __init__(self, entity):
+                super().__init__(supported_entities=[entity], name=f"cobertura-{entity.lower()}")
+                self.score, self.find = OWN_FINDERS[entity]
+
+            def load(self):
+                pass
+
+            def analyze(self, text, entities, nlp_artifacts=None):
+                return [RecognizerResult(self.supported_entities[0], s, e, self.score) for s, e in self.find(text)]
+
+        self.result_type = RecognizerResult
+        self.recognizers = [
+            Email(), Own("EMAIL_ADDRESS"), Phone(supported_regions=PHONE_REGIONS), Own("PHONE_NUMBER"),
+            CreditCardRecognizer(patterns=[Pattern("card", CARD_RX, 0.5)]), Iban(), PersonalUrl(), IpRecognizer(),
+            EsNifRecognizer(patterns=[Pattern("dni", DNI_RX, 0.5)],
+                            replacement_pairs=[("-", ""), (" ", ""), (".", "")]),
+            EsNieRecognizer(patterns=[Pattern("nie", NIE_RX, 0.5)]), UsSsnRecognizer(),
+            Own("BR_CPF"), Own("BR_CNPJ"), Own("ID"), Own("PERSON"),
+        ]
+        self.anonymizer = AnonymizerEngine()
+        self.operators = {entity: OperatorConfig("replace", {"new_value": PLACEHOLDER_OF[kind]})
+                          for entity, kind in KIND_OF.items()}
+
+    def spans(self, text: str) -> list[tuple[int, int, str, float]]:
+        found = []
+        for recognizer in self.recognizers:
+            entity = recognizer.supported_entities[0]
+            for r in recognizer.analyze(text, [entity], None):
+                if r.score >= MIN_SCORE and r.end > r.start:
+                    found.append((r.start, r.end, r.entity_type, r.score))
+        return found + _recurrences(text, found)
+
+    def mask(self, text: str) -> Masked:
+        spans = _merge(self.spans(text))
+        results = [self.result_type(entity, start, end, score) for start, end, entity, score in spans]
+        out = self.anonymizer.anonymize(text, results, self.operators, merge_entities_with_spaces=False)
+        items = sorted(out.items, key=lambda item: item.start)
+        if len(items) != len(spans):
+            raise RuntimeError("anonymizer dropped a span")
+        return Masked(out.text, tuple(KIND_OF[item.entity_type] for item in items))
+
+
+def _recurrences(text: str, found: list[tuple[int, int, str, float]]) -> list[tuple[int, int, str, float]]:
+    """Every other place where a detected value (or a word of a detected name) occurs again."""
+    values: dict[str, str] = {}
+    for start, end, entity, _ in found:
+        words = WORD_RE.findall(text[start:end]) if entity == "PERSON" else []
+        for value in [text[start:end], *(w for w in words if w.lower() not in PARTICLES | NOT_NAMES)]:
+            values.setdefault(value, entity)
+    return [(m.start(), m.end(), entity, 0.35) for value, entity in values.items() if len(value) >= 3
+            for m in re.finditer(rf"(?<!\w){re.escape(value)}(?!\w)", text)]
+
+
+def _merge(spans: list[tuple[int, int, str, float]]) -> list[tuple[int, int, str, float]]:
+    """Overlapping (or touching) spans become one span, their union, typed by its longest, then best-scored, member."""
+    clusters: list[list[tuple[int, int, str, float]]] = []
+    for span in sorted(spans):
+        if clusters and span[0] <= max(s[1] for s in clusters[-1]):
+            clusters[-1].append(span)
+        else:
+            clusters.append([span])
+    return [(min(s[0] for s in c), max(s[1] for s in c), *max(c, key=lambda s: (s[1] - s[0], s[3]))[2:])
+            for c in clusters]
+
+
+_ENGINE: _Engine | None = None
+_ENGINE_LOCK = threading.Lock()
+
+
+def _engine() -> _Engine:
+    global _ENGINE
+    if _ENGINE is None:
+        with _ENGINE_LOCK:
+            if _ENGINE is None:
+                _ENGINE = _Engine()
+    return _ENGINE
+
+
+def mask(text: str, language: str | None = None) -> Masked:
+    """Replace personal data in ``text`` by placeholders; raise MaskingError (input-free) on any failure."""
+    try:
+        if not isinstance(text, str) or not (language is None or isinstance(language, str)):
+            raise TypeError("text must be str and language str or None")
+        return _engine().mask(text)
+    except Exception as exc:  # noqa: BLE001 — fail closed
+        failure = type(exc).__name__
+    raise MaskingError(f"PII masking failed ({failure}); nothing may be stored")  # outside except: no chained input
