@@ -10,6 +10,7 @@ from pathlib import Path
 from core import sources as sources_mod
 from core.config import ConfigError
 from core.extract import ExtractionError
+from core.gaps import GapError
 from core.sources import SourceError
 from core.tenancy import AuthError, TenancyError, create_tenant, create_user, list_tenants, local_operator
 
@@ -330,6 +331,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("description")
     p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
     p.add_argument("slug")
+    from core import gaps_cli
+
+    gaps_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     return parser
 
 
@@ -337,7 +341,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (SourceError, TenancyError, AuthError, ExtractionError, ConfigError) as exc:
+    except (SourceError, TenancyError, AuthError, ExtractionError, ConfigError, GapError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

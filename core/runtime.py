@@ -5,6 +5,7 @@ from dataclasses import dataclass
 
 from core.config import Settings, load_settings
 from core.embeddings import Embedder, make_embedder
+from core.gaps import Backlog
 from core.index import Index
 from core.knowledge import Knowledge
 from core.retrieval import Retriever, Tuning
@@ -18,6 +19,7 @@ class Runtime:
     index: Index
     retriever: Retriever
     knowledge: Knowledge
+    backlog: Backlog
 
     def close(self) -> None:
         self.index.keywords.close()
@@ -30,4 +32,7 @@ def open_runtime(settings: Settings | None = None, embedder: Embedder | None = N
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = Store(settings.db_path)
     index = Index(settings, store, embedder or make_embedder(settings))
-    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index))
+    backlog = Backlog(store, index.embedder)
+    backlog.adopt_raw_events()
+    backlog.purge_all()  # retention on start (and hourly while recording, and `python -m core purge`)
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog)

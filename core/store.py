@@ -171,11 +171,74 @@ def _m003_conversations(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m004_gaps(db: sqlite_utils.Database) -> None:
+    """The gap backlog (G1-G5): merged entries, masked variants with retention, history.
+
+    ``gap_events`` (raw questions) is left empty by the backlog's on-open migration, which masks each
+    old row into a variant and deletes it."""
+    _run_script(
+        db,
+        """
+        ALTER TABLE tenants ADD COLUMN retention_days INTEGER NOT NULL DEFAULT 30;
+        CREATE TABLE gaps (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            label TEXT NOT NULL,
+            status TEXT NOT NULL DEFAULT 'open',
+            article_path TEXT,
+            count INTEGER NOT NULL DEFAULT 0,
+            first_seen TEXT NOT NULL,
+            last_seen TEXT NOT NULL,
+            languages TEXT NOT NULL DEFAULT '[]',
+            channels TEXT NOT NULL DEFAULT '[]',
+            closed_at TEXT,
+            closed_by TEXT,
+            draft_path TEXT,
+            draft_title TEXT,
+            draft_content TEXT
+        );
+        CREATE INDEX gaps_tenant_status ON gaps (tenant_id, status, last_seen);
+        CREATE TABLE gap_variants (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            gap_id INTEGER NOT NULL REFERENCES gaps(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            language TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            reason TEXT NOT NULL,
+            sample TEXT,
+            words TEXT,
+            vector BLOB NOT NULL
+        );
+        CREATE INDEX gap_variants_tenant_gap ON gap_variants (tenant_id, gap_id);
+        CREATE INDEX gap_variants_tenant_at ON gap_variants (tenant_id, at);
+        CREATE TABLE gap_history (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            gap_id INTEGER NOT NULL REFERENCES gaps(id) ON DELETE CASCADE,
+            at TEXT NOT NULL,
+            event TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            article_path TEXT,
+            sample TEXT,
+            detail TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX gap_history_tenant_gap ON gap_history (tenant_id, gap_id, id);
+        CREATE TABLE gap_state (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            version INTEGER NOT NULL DEFAULT 0
+        )
+        """,
+    )
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
     ("002_knowledge", _m002_knowledge),
     ("003_conversations", _m003_conversations),
+    ("004_gaps", _m004_gaps),
 ]
 
 

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core import conversation as conversations
-from core import gaps, handoff, sources
+from core import handoff, sources
 from core.agent.loop import Agent
 from core.agent.protocol import TransportError
 from core.agent.tools import Tool
@@ -55,7 +55,7 @@ def test_supported_answer_is_released_with_resolved_citations(kb, rt):
     assert result.status == "answered"
     assert "[[cite:" not in result.answer and "[1]" in result.answer
     assert [c["path"] for c in result.citations] == ["politicas/devoluciones"]
-    assert result.gap_event_id is None and gaps.events(kb, rt.store) == []
+    assert result.gap_id is None and rt.backlog.gaps(kb) == []
 
 
 @pytest.mark.parametrize("bad_answer, verdict", [
@@ -71,7 +71,7 @@ def test_unsupported_answers_are_never_released(kb, rt, bad_answer, verdict):
     assert "no cubre" in result.answer
     verdicts = {c["verdict"] for gate in result.trace["gate"] for c in gate["claims"]}
     assert verdict in verdicts and len(result.trace["gate"]) == 2  # the answer and one revision, both judged
-    assert result.gap_event_id is not None
+    assert result.gap_id is not None
 
 
 def test_an_instruction_planted_in_a_source_has_no_effect(kb, rt):
@@ -97,7 +97,7 @@ def test_the_revision_round_can_fix_an_answer(kb, rt):
 def test_transport_error_is_a_fault_not_a_gap(kb, rt):
     bot = agent(rt, TransportError("upstream 529 overloaded"))
     result = bot.ask(kb, "¿Plazo de devolución?")
-    assert result.status == "error" and result.gap_event_id is None and gaps.events(kb, rt.store) == []
+    assert result.status == "error" and result.gap_id is None and rt.backlog.gaps(kb) == []
     assert "upstream 529" in result.trace["fault"]
 
 
@@ -109,7 +109,7 @@ def test_a_failing_tool_is_a_fault_not_a_gap(kb, rt):
     bot = Agent(rt, ScriptedProvider(("order_status", {}), "Lo siento, no pude comprobarlo.", "Lo siento, no pude comprobarlo."),
                 extra_tools=[broken])
     result = bot.ask(kb, "¿Dónde está mi pedido 123?")
-    assert result.status == "error" and gaps.events(kb, rt.store) == []
+    assert result.status == "error" and rt.backlog.gaps(kb) == []
     assert result.trace["tools"][0]["status"] == "error"
 
 
@@ -127,7 +127,7 @@ def test_second_uncovered_question_hands_off_only_in_support_channels(kb, rt, ch
     assert len(queue) == int(handed_off)
     if handed_off:
         assert queue[0]["reason"] == "not_covered_twice" and len(queue[0]["transcript"]) == 2
-    assert len(gaps.events(kb, rt.store)) == 2
+    assert sum(g.count for g in rt.backlog.gaps(kb)) == 2
 
 
 def test_budget_exhausted_is_declared_truncated(kb, rt):
@@ -135,7 +135,7 @@ def test_budget_exhausted_is_declared_truncated(kb, rt):
     bot = Agent(rt, ScriptedProvider(("search_knowledge", {"query": "x"}), "never reached"), budget_seconds=10,
                 clock=lambda: next(ticks))
     result = bot.ask(kb, "¿Plazo de devolución?")
-    assert result.truncated and result.status == "error" and result.gap_event_id is None
+    assert result.truncated and result.status == "error" and result.gap_id is None
 
 
 def test_message_budget_is_checked_before_any_model_call(kb, rt):

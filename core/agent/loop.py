@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
 from core import conversation as conversations
-from core import gaps, handoff
+from core import handoff
 from core import sources as sources_mod
 from core.agent import prompts
 from core.agent.protocol import Message, Provider, TransportError
@@ -33,14 +33,14 @@ class TurnResult:
     language: str
     citations: list[dict] = field(default_factory=list)
     clarify: list[dict] | None = None
-    gap_event_id: int | None = None
+    gap_id: int | None = None
     handoff_id: int | None = None
     truncated: bool = False
     trace: dict = field(default_factory=dict)
 
     def as_dict(self) -> dict:
         return {"status": self.status, "answer": self.answer, "citations": self.citations, "clarify": self.clarify,
-                "gap_event_id": self.gap_event_id, "handoff_id": self.handoff_id, "truncated": self.truncated,
+                "gap_id": self.gap_id, "handoff_id": self.handoff_id, "truncated": self.truncated,
                 "conversation_id": self.conversation_id, "language": self.language, "trace": self.trace}
 
 
@@ -59,15 +59,22 @@ class Agent:
         self.extra_tools, self.tenant_name = list(extra_tools), tenant_name
 
     def ask(self, ctx: TenantContext, question: str, conversation_id: str | None = None, channel: str = "web",
-            cancelled: Callable[[], bool] = lambda: False) -> TurnResult:
+            cancelled: Callable[[], bool] = lambda: False, record: bool = True) -> TurnResult:
+        """Answer one message. ``record=False`` is a dry run (gap replay): the same tools and gate, but no
+        conversation, turn, gap or handoff is written."""
         question = conversations.check_message(question)
         started = self.clock()
         store = self.rt.store
-        convo = conversations.require(ctx, store, conversation_id) if conversation_id else conversations.start(ctx, store, channel)
-        history = conversations.history(ctx, store, convo.id)
+        if not record:
+            convo = conversations.Conversation("dry-run", channel, None, "", 0, False)
+        elif conversation_id:
+            convo = conversations.require(ctx, store, conversation_id)
+        else:
+            convo = conversations.start(ctx, store, channel)
+        history = conversations.history(ctx, store, convo.id) if record else []
         language = detect(question)
         evidence = TurnEvidence()
-        earlier = conversations.evidence_ids(ctx, store, convo.id)
+        earlier = conversations.evidence_ids(ctx, store, convo.id) if record else []
         evidence.texts.update({cid: c.text for cid, c in self.rt.index.chunks(ctx, earlier).items()})
         toolbox = Toolbox(self.rt, ctx, history, evidence, self.extra_tools)
         system = prompts.system_prompt(self.tenant_name or ctx.tenant_slug, language)
@@ -110,13 +117,15 @@ class Agent:
             result.answer, ids = release(answer)
             result.citations = self._citations(ctx, ids)
         else:
-            self._abstain(ctx, result, question, convo, verdict, trace)
+            self._abstain(ctx, result, question, convo, verdict, trace, record)
         last = trace["rounds"][-1] if trace["rounds"] else {"provider": self.provider.name, "model": self.provider.model}
         trace.update({"provider": last["provider"] or self.provider.name, "model": last["model"] or self.provider.model,
                       "latency_ms": latency_ms,
                       **usage, "attempts": getattr(self.provider, "attempts", [])})
         result.trace = trace
-        uncovered = result.gap_event_id is not None
+        if not record:
+            return result
+        uncovered = result.status == "abstained"
         conversations.record_turn(
             ctx, store, convo.id, question=question, status=result.status,
             answer=result.answer, citations=result.citations, evidence=list(evidence.texts), truncated=truncated,
@@ -157,13 +166,15 @@ class Agent:
         current = conversations.require(ctx, self.rt.store, convo.id)
         return convo.channel in conversations.SUPPORT_CHANNELS and current.uncovered >= 2 and not current.handed_off
 
-    def _abstain(self, ctx: TenantContext, result: TurnResult, question: str, convo, verdict, trace: dict) -> None:
+    def _abstain(self, ctx: TenantContext, result: TurnResult, question: str, convo, verdict, trace: dict,
+                 record: bool) -> None:
         """Withhold everything; say clearly the material does not cover it; log the gap (A4, G1, G4)."""
         result.status, result.answer = "abstained", prompts.message("abstain", result.language)
         wrote_claims = verdict is not None and any(v.verdict not in ("exempt",) for v in verdict.claims)
         reason = "withheld_unsupported" if wrote_claims else "not_covered"
         trace["abstained"] = reason
-        result.gap_event_id = gaps.record(ctx, self.rt.store, question, result.language, convo.channel, convo.id, reason)
+        if record:
+            result.gap_id = self.rt.backlog.record(ctx, question, result.language, convo.channel, convo.id, reason)
 
     def _citations(self, ctx: TenantContext, ids: list[str]) -> list[dict]:
         chunks = self.rt.index.chunks(ctx, ids)
