@@ -1,4 +1,4 @@
-"""``python -m bench retrieval|scale|tune ...`` — JSON on stdout."""
+"""``python -m bench retrieval|scale|trust|gaps|tune ...`` — JSON on stdout."""
 from __future__ import annotations
 
 import argparse
@@ -21,6 +21,10 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("trust", help="answer vs abstain: in/out of KB, CLINC150 out-of-scope, the gate")
     p.add_argument("--split", choices=["dev", "test"], default="dev")
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("gaps", help="gap merging (BANKING77, PAWS-X es, XQuAD es<->en) and PII masking")
+    p.add_argument("--split", choices=["dev", "test"], default="dev")
+    p.add_argument("--skip-banking", action="store_true", help="skip the slowest part (BANKING77)")
+    p.add_argument("--json", action="store_true")
     p = sub.add_parser("tune", help="grid of retrieval thresholds on the dev split")
     p.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
@@ -36,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         from bench.trust import run as run_trust
 
         report = run_trust(args.split)
+    elif args.command == "gaps":
+        from bench.gaps import run as run_gaps
+
+        report = run_gaps(args.split, args.skip_banking)
     else:
         from bench.tuning import run as run_tune
 
