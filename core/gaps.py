@@ -29,7 +29,8 @@ from core import pii
 from core import sources as sources_mod
 from core.embeddings import Embedder
 from core.gap_matching import GapTuning, best_match, words
-from core.language import content_words, fold
+from core.gap_model import Gap, GapError, gap_of_row, require_editor, stamp, system_clock, topic_label
+from core.gap_reshaping import Reshaping
 from core.store import Store
 from core.tenancy import AuthError, TenantContext, local_operator
 
@@ -39,31 +40,7 @@ UNCOVERED_REASONS = ("not_covered", "withheld_unsupported")
 FAULT_REASONS = ("transport_error", "tool_error", "truncated")
 STATUSES = ("open", "closed", "reopened")
 DEFAULT_RETENTION_DAYS = 30
-LABEL_WORDS = 8
 PURGE_EVERY_SECONDS = 3600
-
-
-class GapError(ValueError):
-    """Bad input for a backlog operation; the message says what was wrong and what to do."""
-
-
-@dataclass(frozen=True)
-class Gap:
-    id: int
-    label: str
-    status: str
-    article_path: str | None
-    count: int
-    first_seen: str
-    last_seen: str
-    languages: tuple[str, ...]
-    channels: tuple[str, ...]
-    closed_at: str | None = None
-    closed_by: str | None = None
-
-    @property
-    def is_open(self) -> bool:
-        return self.status != "closed"
 
 
 @dataclass
@@ -86,43 +63,11 @@ class _Variants:
         self.matrix = row if self.matrix is None else np.vstack([self.matrix, row])
 
 
-def _utc(clock: Callable[[], datetime]) -> str:
-    return clock().astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
-def _system_clock() -> datetime:
-    return datetime.now(timezone.utc)
-
-
-def _gap(row: dict) -> Gap:
-    return Gap(row["id"], row["label"], row["status"], row["article_path"], row["count"], row["first_seen"],
-               row["last_seen"], tuple(json.loads(row["languages"])), tuple(json.loads(row["channels"])),
-               row["closed_at"], row["closed_by"])
-
-
-def _label(masked: str, language: str) -> str:
-    """A short topic for the gap that outlives its samples: the sample's content words, original case."""
-    keep = set(content_words(masked, language))
-    out: list[str] = []
-    for token in masked.replace("¿", " ").replace("?", " ").split():
-        bare = token.strip(".,;:!¡()\"'")
-        if bare and fold(bare).lower() in keep and bare not in out:
-            out.append(bare)
-        if len(out) >= LABEL_WORDS:
-            break
-    return " ".join(out) or masked[:60]
-
-
-def require_editor(ctx: TenantContext) -> None:
-    if not ctx.can("editor"):
-        raise AuthError(f"Only an editor or an admin can change the backlog; '{ctx.actor}' is {ctx.role}.")
-
-
-class Backlog:
+class Backlog(Reshaping):
     """The backlog of one process: the store, the embedder that merges variants, a clock."""
 
     def __init__(self, store: Store, embedder: Embedder, tuning: GapTuning = GapTuning(),
-                 clock: Callable[[], datetime] = _system_clock):
+                 clock: Callable[[], datetime] = system_clock):
         self.store, self.embedder, self.tuning, self.clock = store, embedder, tuning, clock
         self._cache: dict[int, _Variants] = {}
         self._lock = threading.RLock()
@@ -144,7 +89,7 @@ class Backlog:
         vector = np.asarray(self.embedder.queries([masked])[0], dtype=np.float32)
         vector /= max(float(np.linalg.norm(vector)), 1e-12)
         ws = words(masked)
-        now = _utc(self.clock)
+        now = stamp(self.clock)
         with self._lock, self.store.write() as db:
             variants = self._variants(ctx)
             match = None
@@ -155,7 +100,7 @@ class Backlog:
                 gap_id = db.execute(
                     "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels) "
                     "VALUES (?, ?, 'open', 0, ?, ?, '[]', '[]')",
-                    [ctx.tenant_id, _label(masked, language), now, now]).lastrowid
+                    [ctx.tenant_id, topic_label(masked, language), now, now]).lastrowid
                 self._history(ctx, gap_id, "opened", "agent", sample=masked, detail={"channel": channel})
             else:
                 gap_id = match.gap_id
@@ -218,7 +163,7 @@ class Backlog:
         self.store.db.execute(
             "INSERT INTO gap_history (tenant_id, gap_id, at, event, actor, article_path, sample, detail) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-            [ctx.tenant_id, gap_id, _utc(self.clock), event, actor, article, sample,
+            [ctx.tenant_id, gap_id, stamp(self.clock), event, actor, article, sample,
              json.dumps(detail or {}, ensure_ascii=False)])
 
     # -- reading ----------------------------------------------------------------------------------
@@ -233,12 +178,12 @@ class Backlog:
             sql += " AND status = ?"
             params.append(status)
         sort = "last_seen DESC, id DESC" if order == "recent" else "count DESC, last_seen DESC, id DESC"
-        gaps = [_gap(row) for row in self.store.query(f"{sql} ORDER BY {sort}", params)]
+        gaps = [gap_of_row(row) for row in self.store.query(f"{sql} ORDER BY {sort}", params)]
         return [g for g in gaps if (language is None or language in g.languages) and (channel is None or channel in g.channels)]
 
     def get(self, ctx: TenantContext, gap_id: int) -> Gap | None:
         rows = self.store.query("SELECT * FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, int(gap_id)])
-        return _gap(rows[0]) if rows else None
+        return gap_of_row(rows[0]) if rows else None
 
     def require(self, ctx: TenantContext, gap_id: int) -> Gap:
         gap = self.get(ctx, gap_id)
@@ -289,7 +234,7 @@ class Backlog:
             raise GapError(f"No source '{path}' in this tenant: publish the article first, then close the gap with its path.")
         if gap.status == "closed":
             raise GapError(f"Gap {gap.id} is already closed with '{gap.article_path}'.")
-        now = _utc(self.clock)
+        now = stamp(self.clock)
         detail = {}
         if replay is not None:
             detail = {"replayed": len(replay), "answered": sum(1 for r in replay if r.get("answered"))}
@@ -339,73 +284,6 @@ class Backlog:
             db.execute("UPDATE gaps SET label = ? WHERE tenant_id = ? AND id = ?", [label[:200], ctx.tenant_id, gap.id])
             self._history(ctx, gap.id, "renamed", ctx.actor, detail={"from": gap.label})
         return self.require(ctx, gap.id)
-
-    def merge(self, ctx: TenantContext, target_id: int, other_ids: list[int]) -> Gap:
-        """Fold other gaps into ``target_id``: their variants, counts, languages and channels move over."""
-        require_editor(ctx)
-        target = self.require(ctx, target_id)
-        others = [self.require(ctx, g) for g in dict.fromkeys(int(i) for i in other_ids) if int(g) != target.id]
-        if not others:
-            raise GapError("Name at least one other gap to merge into this one.")
-        with self._lock, self.store.write() as db:
-            for other in others:
-                db.execute("UPDATE gap_variants SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
-                           [target.id, ctx.tenant_id, other.id])
-                db.execute("UPDATE gap_history SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
-                           [target.id, ctx.tenant_id, other.id])
-                db.execute("DELETE FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, other.id])
-                self._history(ctx, target.id, "merged", ctx.actor,
-                              detail={"gap": other.id, "label": other.label, "count": other.count})
-            self._recount(ctx, target.id, first=min([target.first_seen] + [o.first_seen for o in others]),
-                          extra=sum(o.count for o in others), languages=[l for o in others for l in o.languages],
-                          channels=[c for o in others for c in o.channels])
-            self._bump(ctx)
-        return self.require(ctx, target.id)
-
-    def split(self, ctx: TenantContext, gap_id: int, variant_ids: list[int], label: str | None = None) -> Gap:
-        """Move the chosen variants out into a new open gap (they were a different question)."""
-        require_editor(ctx)
-        gap = self.require(ctx, gap_id)
-        chosen = {int(v) for v in variant_ids}
-        rows = [r for r in self.samples(ctx, gap.id) if r["id"] in chosen]
-        if not rows or len(rows) != len(chosen):
-            raise GapError(f"Choose variants of gap {gap.id} to split off; ids shown by its samples list.")
-        if len(rows) == len(self.samples(ctx, gap.id)):
-            raise GapError("Leave at least one variant in the gap; splitting all of them would just rename it.")
-        now = _utc(self.clock)
-        first = min(r["at"] for r in rows)
-        last = max(r["at"] for r in rows)
-        name = label or next((_label(r["sample"], r["language"]) for r in rows if r["sample"]), f"Split from gap {gap.id}")
-        with self._lock, self.store.write() as db:
-            new_id = db.execute(
-                "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels) "
-                "VALUES (?, ?, 'open', ?, ?, ?, ?, ?)",
-                [ctx.tenant_id, name, len(rows), first, last, json.dumps(sorted({r["language"] for r in rows})),
-                 json.dumps(sorted({r["channel"] for r in rows}))]).lastrowid
-            db.execute(f"UPDATE gap_variants SET gap_id = ? WHERE tenant_id = ? AND id IN ({','.join('?' * len(rows))})",
-                       [new_id, ctx.tenant_id, *[r["id"] for r in rows]])
-            left = self.store.query("SELECT at, language, channel FROM gap_variants WHERE tenant_id = ? AND gap_id = ?",
-                                    [ctx.tenant_id, gap.id])
-            db.execute("UPDATE gaps SET count = ?, first_seen = ?, last_seen = ?, languages = ?, channels = ? "
-                       "WHERE tenant_id = ? AND id = ?",
-                       [max(gap.count - len(rows), len(left)), min(r["at"] for r in left), max(r["at"] for r in left),
-                        json.dumps(sorted({r["language"] for r in left})), json.dumps(sorted({r["channel"] for r in left})),
-                        ctx.tenant_id, gap.id])
-            self._history(ctx, gap.id, "split", ctx.actor, detail={"into": new_id, "variants": len(rows), "at": now})
-            self._history(ctx, new_id, "opened", ctx.actor, detail={"split_from": gap.id})
-            self._bump(ctx)
-        return self.require(ctx, new_id)
-
-    def _recount(self, ctx: TenantContext, gap_id: int, first: str, extra: int, languages: list[str],
-                 channels: list[str]) -> None:
-        row = self.store.query("SELECT languages, channels, last_seen FROM gaps WHERE tenant_id = ? AND id = ?",
-                               [ctx.tenant_id, gap_id])[0]
-        last = max([row["last_seen"]] + [r["at"] for r in self.samples(ctx, gap_id)])
-        self.store.db.execute(
-            "UPDATE gaps SET count = count + ?, first_seen = ?, last_seen = ?, languages = ?, channels = ? "
-            "WHERE tenant_id = ? AND id = ?",
-            [extra, first, last, json.dumps(sorted(set(json.loads(row["languages"])) | set(languages))),
-             json.dumps(sorted(set(json.loads(row["channels"])) | set(channels))), ctx.tenant_id, gap_id])
 
     # -- retention ------------------------------------------------------------------------------------
     def retention_days(self, ctx: TenantContext) -> int:
