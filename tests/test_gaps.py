@@ -235,3 +235,17 @@ def test_raw_events_from_before_the_backlog_are_masked_and_moved(settings, ctx, 
         assert "ana@example.com" not in sample["sample"] and sample["at"] == "2026-11-20T10:00:00+00:00"
     finally:
         again.close()
+
+
+def test_an_unrecorded_abstention_does_not_claim_it_was_logged(rt, ctx, monkeypatch):
+    from core.agent.loop import Agent
+    from tests.fakes import ScriptedProvider
+
+    def broken(text, language=None):
+        raise pii.MaskingError("PII masking failed (RuntimeError); nothing may be stored")
+
+    monkeypatch.setattr(pii, "mask", broken)
+    bot = Agent(rt, ScriptedProvider(("search_knowledge", {"query": "x"}), "No lo sé.", "No lo sé."))
+    result = bot.ask(ctx, "¿Vendéis patinetes?")
+    assert result.status == "abstained" and result.gap_id is None
+    assert "no cubre" in result.answer and "anotado" not in result.answer

@@ -175,6 +175,8 @@ class Agent:
         trace["abstained"] = reason
         if record:
             result.gap_id = self.rt.backlog.record(ctx, question, result.language, convo.channel, convo.id, reason)
+        if result.gap_id is None:  # not logged (a dry run, or masking failed): do not claim it was
+            result.answer = result.answer.split(". ")[0] + "."
 
     def _citations(self, ctx: TenantContext, ids: list[str]) -> list[dict]:
         chunks = self.rt.index.chunks(ctx, ids)
