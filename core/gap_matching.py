@@ -3,11 +3,13 @@
 A new (masked) question joins the gap of its nearest stored variant when three things hold:
 
 1. **Similar enough.** The cosine of the two multilingual query embeddings reaches
-   ``min_similarity``. This is what merges paraphrases and the same question in another language.
+   ``min_similarity`` in the same language, ``min_similarity_across`` across languages: a question and
+   its translation sit further apart in the embedding space than two paraphrases in one language.
 2. **Closer than the tenant's background.** Questions to one business all talk about the same few
    things, so in a narrow domain every pair of questions looks similar. Once the tenant has
-   ``density_after`` variants, the bar rises to the ``density_percentile`` of the new question's
-   similarities to all of them, plus ``density_margin``: a variant must stand out from the crowd.
+   ``density_after`` gaps, the bar rises to the ``density_percentile`` of the new question's
+   similarities to the gaps (each by its closest variant), plus ``density_margin``, capped at
+   ``density_cap`` so a near-repeat always merges: a gap must stand out from the crowd.
 3. **Not a word swap.** "de mensual a anual" is not "de anual a mensual". When both questions are in
    the same language, the words they share must appear in the same order (Kendall distance at most
    ``max_order_distance``); cosine alone cannot see the difference (PAWS-X).
@@ -16,22 +18,20 @@ Thresholds were chosen on the dev splits (``python -m bench gaps --split dev``);
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from core.language import fold
-
-_WORD = re.compile(r"\w+", re.UNICODE)
-
+from core.keyword_index import terms
 
 @dataclass(frozen=True)
 class GapTuning:
-    min_similarity: float = 0.86
+    min_similarity: float = 0.91
+    min_similarity_across: float = 0.86
     density_after: int = 20
-    density_percentile: float = 90.0
-    density_margin: float = 0.06
+    density_percentile: float = 95.0
+    density_margin: float = 0.04
+    density_cap: float = 0.97
     max_order_distance: float = 0.01
     candidates: int = 5
 
@@ -45,9 +45,10 @@ class Candidate:
     similarity: float
 
 
-def words(text: str) -> list[str]:
-    """The order-guard tokens: accent-folded, lower-cased words."""
-    return _WORD.findall(fold(text).lower())
+def words(text: str, language: str) -> list[str]:
+    """The order-guard tokens: the keyword index's terms (no stop words, accents folded, stemmed), in
+    order; stems make "último/última" one word, and without stop words "my"/"I" moving is no swap."""
+    return terms(language, text)
 
 
 def order_distance(a: list[str], b: list[str]) -> float:
@@ -67,12 +68,16 @@ def order_distance(a: list[str], b: list[str]) -> float:
     return discordant / (n * (n - 1) / 2)
 
 
-def required_similarity(similarities: np.ndarray, tuning: GapTuning) -> float:
-    """The bar a stored variant must reach for this question, given its similarity to all of them."""
-    if len(similarities) < tuning.density_after:
-        return tuning.min_similarity
-    background = float(np.percentile(similarities, tuning.density_percentile))
-    return max(tuning.min_similarity, background + tuning.density_margin)
+def required_similarity(similarities: np.ndarray, gap_ids: list[int], tuning: GapTuning) -> float:
+    """The density bar for this question: its similarity to the tenant's gaps (each gap once, by its
+    closest variant, so a much-asked gap does not raise the bar against itself) at a percentile, plus
+    a margin, capped so a near-repeat always merges; no bar before ``density_after`` gaps exist."""
+    labels, index = np.unique(np.asarray(gap_ids), return_inverse=True)
+    if len(labels) < tuning.density_after:
+        return -1.0
+    per_gap = np.full(len(labels), -1.0)
+    np.maximum.at(per_gap, index, similarities)
+    return min(float(np.percentile(per_gap, tuning.density_percentile)) + tuning.density_margin, tuning.density_cap)
 
 
 def best_match(vector: np.ndarray, question_words: list[str], language: str, matrix: np.ndarray,
@@ -86,11 +91,14 @@ def best_match(vector: np.ndarray, question_words: list[str], language: str, mat
     if not len(variant_ids):
         return None
     similarities = matrix @ vector
-    bar = required_similarity(similarities, tuning)
+    density = required_similarity(similarities, gap_ids, tuning)
     for row in np.argsort(-similarities)[: tuning.candidates]:
         similarity = float(similarities[row])
-        if similarity < bar:
+        floor = tuning.min_similarity if variant_languages[row] == language else tuning.min_similarity_across
+        if similarity < max(density, min(tuning.min_similarity, tuning.min_similarity_across)):
             break
+        if similarity < floor:
+            continue
         stored = variant_words[row]
         if stored is not None and variant_languages[row] == language and \
                 order_distance(question_words, stored) > tuning.max_order_distance:

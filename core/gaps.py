@@ -88,7 +88,7 @@ class Backlog(Reshaping):
             return None
         vector = np.asarray(self.embedder.queries([masked])[0], dtype=np.float32)
         vector /= max(float(np.linalg.norm(vector)), 1e-12)
-        ws = words(masked)
+        ws = words(masked, language)
         now = stamp(self.clock)
         with self._lock, self.store.write() as db:
             variants = self._variants(ctx)
@@ -126,7 +126,8 @@ class Backlog(Reshaping):
         languages = sorted(set(json.loads(row["languages"])) | {language})
         channels = sorted(set(json.loads(row["channels"])) | {channel})
         self.store.db.execute(
-            "UPDATE gaps SET count = count + 1, last_seen = ?, languages = ?, channels = ? WHERE tenant_id = ? AND id = ?",
+            "UPDATE gaps SET count = count + 1, last_seen = max(last_seen, ?), languages = ?, channels = ? "
+            "WHERE tenant_id = ? AND id = ?",
             [now, json.dumps(languages), json.dumps(channels), ctx.tenant_id, gap_id])
 
     def _variants(self, ctx: TenantContext) -> _Variants:

@@ -87,7 +87,7 @@ def test_faults_never_open_gaps(backlog, ctx, reason):
 
 
 def test_a_word_swap_is_a_different_question():
-    a, b = words("¿Puedo cambiar del plan anual al mensual?"), words("¿Puedo cambiar del plan mensual al anual?")
+    a, b = words("¿Puedo cambiar del plan anual al mensual?", "es"), words("¿Puedo cambiar del plan mensual al anual?", "es")
     assert order_distance(a, a) == 0 and order_distance(a, b) > 0
     vec = np.ones(4, dtype=np.float32) / 2
     matrix = vec[None, :]
@@ -96,14 +96,37 @@ def test_a_word_swap_is_a_different_question():
     assert best_match(vec, a, "es", matrix, [1], [7], [None], ["es"]).gap_id == 7  # purged: similarity alone
 
 
+def unit(*xs):
+    v = np.array(xs, dtype=np.float32)
+    return v / np.linalg.norm(v)
+
+
 def test_the_bar_rises_in_a_dense_backlog():
     tuning = GapTuning(min_similarity=0.5, density_after=3, density_percentile=50, density_margin=0.1)
-    vec = np.array([1.0, 0.0], dtype=np.float32)
-    near = np.array([0.8, 0.6], dtype=np.float32)  # cosine .8
+    vec = unit(1.0, 0.0)
+    near = unit(0.8, 0.6)  # cosine .8
     matrix = np.vstack([near, near, near, near])
-    hit = best_match(vec, ["x"], "es", matrix[:2], [1, 2], [1, 1], [None, None], ["es", "es"], tuning)
-    assert hit is not None  # few variants: the absolute floor applies
+    hit = best_match(vec, ["x"], "es", matrix[:2], [1, 2], [1, 2], [None, None], ["es", "es"], tuning)
+    assert hit is not None  # few gaps: the absolute floor applies
     assert best_match(vec, ["x"], "es", matrix, [1, 2, 3, 4], [1, 2, 3, 4], [None] * 4, ["es"] * 4, tuning) is None
+
+
+def test_a_much_asked_gap_does_not_raise_the_bar_against_itself():
+    tuning = GapTuning(min_similarity=0.5, density_after=3, density_percentile=90, density_margin=0.06)
+    vec = unit(1.0, 0.0)
+    repeats = [unit(1.0, 0.01)] * 30  # thirty near-copies, all in gap 1
+    others = [unit(0.2, 1.0), unit(-0.3, 1.0), unit(0.1, -1.0)]
+    matrix = np.vstack(repeats + others)
+    gap_ids = [1] * 30 + [2, 3, 4]
+    hit = best_match(vec, ["x"], "es", matrix, list(range(33)), gap_ids, [None] * 33, ["es"] * 33, tuning)
+    assert hit is not None and hit.gap_id == 1
+
+
+def test_a_translation_needs_less_similarity_than_a_paraphrase():
+    tuning = GapTuning(min_similarity=0.91, min_similarity_across=0.86)
+    vec, stored = unit(1.0, 0.0), unit(0.88, (1 - 0.88 ** 2) ** 0.5)  # cosine .88
+    assert best_match(vec, ["x"], "es", stored[None, :], [1], [7], [None], ["es"], tuning) is None
+    assert best_match(vec, ["x"], "es", stored[None, :], [1], [7], [None], ["en"], tuning).gap_id == 7
 
 
 def test_word_swapped_questions_open_two_gaps(backlog, ctx):

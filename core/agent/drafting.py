@@ -48,7 +48,7 @@ def skeleton(gap: Gap, samples: list[str]) -> str:
 def draft_article(ctx: TenantContext, rt: Runtime, gap_id: int, provider: Provider | None = None) -> dict:
     """A draft ``{path, title, content, drafted_by}`` for the gap; an LLM draft when ``provider`` is given."""
     gap = rt.backlog.require(ctx, gap_id)
-    samples = [s["sample"] for s in rt.backlog.samples(ctx, gap.id) if s["sample"]]
+    samples = list(dict.fromkeys(s["sample"] for s in rt.backlog.samples(ctx, gap.id) if s["sample"]))
     path = f"faq/{slug(gap.label) or f'gap-{gap.id}'}"
     draft = {"path": path, "title": gap.label, "content": skeleton(gap, samples), "drafted_by": "template"}
     if provider is None or not samples:

@@ -17,10 +17,11 @@ def replay_gap(ctx: TenantContext, rt: Runtime, gap_id: int, article_path: str |
                provider: Provider | None = None) -> list[dict]:
     """One row per retained sample: answered or not, the released answer, its citations."""
     agent = Agent(rt, provider or OfflineResponder())
-    rows = []
+    rows, seen = [], set()
     for sample in rt.backlog.samples(ctx, rt.backlog.require(ctx, gap_id).id):
-        if not sample["sample"]:
-            continue  # purged by retention: nothing left to replay
+        if not sample["sample"] or sample["sample"] in seen:
+            continue  # purged by retention (nothing left to replay), or a repeat of one already replayed
+        seen.add(sample["sample"])
         result = agent.ask(ctx, sample["sample"], channel="sandbox", record=False)
         paths = [c["path"] for c in result.citations]
         rows.append({
