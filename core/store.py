@@ -6,6 +6,7 @@ the functions that read and write those tables live with their domain modules (s
 from __future__ import annotations
 
 import sqlite3
+import threading
 from contextlib import contextmanager
 from datetime import datetime, timezone
 from pathlib import Path
@@ -243,17 +244,33 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
 
 
 class Store:
-    """One SQLite database file: opened in WAL mode, migrated on open."""
+    """One SQLite database file: opened in WAL mode, migrated on open.
+
+    Each thread gets its own connection (the admin app serves several browser sessions from threads,
+    the API serves requests from a pool): a transaction belongs to one thread and never silently
+    absorbs another's writes. WAL lets readers go on while one writer holds the lock."""
 
     def __init__(self, path: Path | str):
         self.path = Path(path)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
-        self.db = sqlite_utils.Database(conn)
+        self._local = threading.local()
+        self._connections: list[sqlite3.Connection] = []
+        self._guard = threading.Lock()
         self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA foreign_keys=ON")
-        self.db.execute("PRAGMA busy_timeout=30000")
         self.migrate()
+
+    @property
+    def db(self) -> sqlite_utils.Database:
+        """This thread's connection (opened on first use)."""
+        database = getattr(self._local, "db", None)
+        if database is None:
+            conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
+            conn.execute("PRAGMA foreign_keys=ON")
+            conn.execute("PRAGMA busy_timeout=30000")
+            database = self._local.db = sqlite_utils.Database(conn)
+            with self._guard:
+                self._connections.append(conn)
+        return database
 
     def migrate(self) -> list[str]:
         """Apply the migrations not yet recorded; return their names."""
@@ -291,4 +308,8 @@ class Store:
         return list(self.db.query(sql, params))
 
     def close(self) -> None:
-        self.db.conn.close()
+        with self._guard:
+            for conn in self._connections:
+                conn.close()
+            self._connections.clear()
+        self._local = threading.local()

@@ -32,3 +32,35 @@ def test_every_tenant_table_has_tenant_id(tmp_path):
             continue
         columns = [c["name"] for c in store.query(f"PRAGMA table_info({table})")]
         assert "tenant_id" in columns, table
+
+
+def test_each_thread_writes_in_its_own_transaction(tmp_path):
+    import threading
+    import time
+
+    store = Store(tmp_path / "threads.db")
+    store.db.execute("CREATE TABLE t (x INTEGER)")
+    inside = threading.Event()
+
+    def failing_writer():
+        try:
+            with store.write() as db:
+                db.execute("INSERT INTO t VALUES (1)")
+                inside.set()
+                time.sleep(0.3)
+                raise RuntimeError("roll back")
+        except RuntimeError:
+            pass
+
+    def other_writer():
+        inside.wait()
+        with store.write() as db:  # waits for the first writer's lock, then commits on its own
+            db.execute("INSERT INTO t VALUES (2)")
+
+    threads = [threading.Thread(target=failing_writer), threading.Thread(target=other_writer)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert [row["x"] for row in store.query("SELECT x FROM t")] == [2]
+    store.close()
