@@ -1,5 +1,7 @@
-"""Cobertura admin app (read-only preview until the admin-app issue lands): the knowledge tree of a
-tenant, each source's extracted text and chunks, and a search box that shows what retrieval selects.
+"""Cobertura admin app: the knowledge preview and the gap backlog, one page each in ``app_pages/``.
+
+(Not ``pages/``: a folder of that name beside this script switches Streamlit to its legacy file-based
+navigation, which would run a page without this script, its page config and its tenant selector.)
 
 Run: streamlit run app.py  (creates and trains the demo tenant on first start).
 """
@@ -7,69 +9,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import sources
-from core.demo import init_demo
-from core.runtime import open_runtime
-from core.tenancy import list_tenants, local_operator
+from app_pages import common
 
-
-@st.cache_resource
-def runtime():
-    rt = open_runtime()
-    if not list_tenants(rt.store):
-        init_demo(rt)
-    return rt
-
-
-def main() -> None:
-    st.set_page_config(page_title="Cobertura", page_icon="📚", layout="wide")
-    with st.spinner("Opening the knowledge base (the first start trains the demo tenant)…"):
-        rt = runtime()
-    tenants = list_tenants(rt.store)
-    slug = st.sidebar.selectbox("Tenant", [t["slug"] for t in tenants])
-    st.sidebar.caption(f"Data directory: `{rt.settings.data_dir}`")
-    st.sidebar.info("Read-only preview: login, editing and training from the page come with the admin app.")
-    ctx = local_operator(rt.store, slug, "streamlit-preview")
-    status = rt.index.status(ctx)
-    st.title("Knowledge")
-    cols = st.columns(4)
-    cols[0].metric("Sources", status["sources"])
-    cols[1].metric("Changed since training", status["changed"])
-    cols[2].metric("Chunks", status["chunks"])
-    cols[3].metric("Vectors / keyword docs", f"{status['vectors']} / {status['keyword_docs']}")
-
-    tree, search = st.tabs(["Tree", "Try a search"])
-    with tree:
-        items = sources.list_sources(ctx, rt.store)
-        descriptions = sources.folder_descriptions(ctx, rt.store)
-        rows = [{"path": s.path, "title": s.title, "type": s.type, "★": "★" if s.starred else "", "lang": s.language,
-                 "chars": len(s.content), "status": "changed" if s.changed else "trained", "trained_at": s.trained_at}
-                for s in items]
-        st.dataframe(rows, hide_index=True, width="stretch")
-        if descriptions:
-            st.caption(" · ".join(f"**{p}**: {d}" for p, d in sorted(descriptions.items())))
-        if items:
-            chosen = st.selectbox("Preview a source", [s.path for s in items])
-            source = sources.get(ctx, rt.store, chosen)
-            chunks = rt.index.chunks_of(ctx, source.id)
-            left, right = st.columns(2)
-            left.subheader("Extracted text")
-            left.text(source.content)
-            right.subheader(f"{len(chunks)} chunk(s)")
-            for chunk in chunks:
-                right.markdown(f"`{chunk.id}` · chars {chunk.start}–{chunk.end} ({len(chunk.text)})")
-                right.text(chunk.text)
-    with search:
-        query = st.text_input("Question", placeholder="¿Cuánto tarda un envío a Canarias?")
-        if query:
-            result = rt.retriever.search(ctx, query)
-            st.caption(f"Rewritten: {result.rewritten} · language {result.language} · {result.seconds * 1000:.0f} ms")
-            for n, hit in enumerate(result.hits, start=1):
-                with st.expander(f"{n}. {hit.path} — {hit.title} ({hit.type}, score {hit.score:.3f})", expanded=n == 1):
-                    st.caption(f"similarity {hit.similarity:.3f} · bm25 {hit.bm25:.2f} · found by {hit.found_by} · {hit.reason}")
-                    st.text(hit.text)
-            if not result.hits:
-                st.warning("No chunk supports this question well enough: the agent would abstain.")
-
-
-main()
+st.set_page_config(page_title="Cobertura", page_icon="📚", layout="wide")
+rt = common.open_app()
+page = st.navigation([
+    st.Page("app_pages/knowledge.py", title="Knowledge", icon=":material/library_books:", default=True),
+    st.Page("app_pages/gaps.py", title="Gap backlog", icon=":material/help_center:", url_path="gaps"),
+])
+common.tenant_selector(rt)
+page.run()
