@@ -149,6 +149,62 @@ def login(store: Store, email: str, password: str, tenant_slug: str) -> TenantCo
     return _context(store, tenant_slug, email, rows[0]["role"], "admin")
 
 
+@dataclass(frozen=True)
+class UserSession:
+    """A user who proved their password; built only by :func:`authenticate` or :func:`create_first_admin`.
+
+    The admin app keeps one per browser session and turns it into a TenantContext for the tenant the
+    user picks, through :func:`context_for`, which checks the membership every time."""
+
+    email: str
+    _token: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._token is not _AUTHENTICATED:
+            raise AuthError("A UserSession is built only by core.tenancy after a password check.")
+
+
+def authenticate(store: Store, email: str, password: str) -> UserSession:
+    """Check a password (whatever the tenant); the same error for an unknown e-mail and a wrong password."""
+    email = (email or "").strip().lower()
+    rows = store.query("SELECT password_hash FROM users WHERE email = ?", [email])
+    stored = rows[0]["password_hash"] if rows else hash_password("timing-equaliser")
+    if not verify_password(password or "", stored) or not rows:
+        raise AuthError("Wrong e-mail or password.")
+    return UserSession(email, _AUTHENTICATED)
+
+
+def context_for(store: Store, session: UserSession, tenant_slug: str) -> TenantContext:
+    """The signed-in user's context in one of their tenants; any other tenant is refused."""
+    if not isinstance(session, UserSession):
+        raise AuthError("Sign in first.")
+    rows = store.query(
+        "SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id JOIN tenants t ON t.id = m.tenant_id "
+        "WHERE u.email = ? AND t.slug = ?", [session.email, tenant_slug])
+    if not rows:
+        raise AuthError(f"{session.email} is not a member of that tenant.")
+    return _context(store, tenant_slug, session.email, rows[0]["role"], "admin")
+
+
+def has_users(store: Store) -> bool:
+    return bool(store.query("SELECT 1 FROM users LIMIT 1"))
+
+
+def create_first_admin(store: Store, email: str, password: str) -> UserSession:
+    """First run: the first user becomes admin of every existing tenant. Refused once any user exists."""
+    if len(password or "") < 8:
+        raise TenancyError("The password must have at least 8 characters.")
+    tenants = list_tenants(store)
+    if not tenants:
+        raise TenancyError("Create a tenant first (the app creates the demo tenant on its first start).")
+    with store.write():
+        if has_users(store):
+            raise AuthError("The first admin already exists; sign in instead.")
+        for tenant in tenants:
+            create_user(store, tenant["slug"], email, password, "admin")
+    return UserSession((email or "").strip().lower(), _AUTHENTICATED)
+
+
 def local_operator(store: Store, tenant_slug: str, actor: str = "operator") -> TenantContext:
     """The local operator of the CLI: whoever can run commands on the data directory is its admin."""
     return _context(store, tenant_slug, f"cli:{actor}", "admin", "cli")

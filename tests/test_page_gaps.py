@@ -18,6 +18,7 @@ from core.config import load_settings
 from core.runtime import open_runtime
 from core.tenancy import create_tenant, local_operator
 from tests.conftest import TEST_TUNING
+from tests.apptest import signed_in
 from tests.fakes import HashEmbedder, ScriptedProvider
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
@@ -76,8 +77,7 @@ def acme(runtime):
 
 
 def open_page(slug: str = "acme") -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["tenant"] = slug
+    at = signed_in(common.runtime().store, slug, "editor")
     at.run()
     at.switch_page(PAGE).run()
     assert not at.exception, [e.value for e in at.exception]
@@ -254,9 +254,8 @@ def test_an_llm_draft_when_a_provider_is_configured(environ, monkeypatch, reques
     assert "¿Vendéis patinetes eléctricos?" in provider.calls[0]["messages"][0].content
 
 
-def test_the_knowledge_page_still_previews_the_tree(acme):
-    at = AppTest.from_file(APP, default_timeout=60)
-    at.session_state["tenant"] = "acme"
+def test_the_knowledge_page_still_previews_the_tree(acme, runtime):
+    at = signed_in(runtime.store, "acme", "editor")
     at.run()
     assert not at.exception
     assert {m.label: m.value for m in at.metric}["Sources"] == "2"

@@ -71,3 +71,27 @@ def test_one_user_several_tenants(rt):
 def test_local_operator_needs_an_existing_tenant(rt):
     with pytest.raises(AuthError, match="No tenant"):
         local_operator(rt.store, "ghost")
+
+
+def test_a_session_reaches_only_the_tenants_of_its_memberships(rt):
+    from core.tenancy import UserSession, authenticate, context_for, create_first_admin, create_tenant, has_users
+
+    create_tenant(rt.store, "acme", "Acme")
+    create_tenant(rt.store, "globex", "Globex")
+    assert not has_users(rt.store)
+    admin = create_first_admin(rt.store, "Boss@Acme.test", "a long password")
+    assert has_users(rt.store) and admin.email == "boss@acme.test"
+    with pytest.raises(AuthError, match="already exists"):
+        create_first_admin(rt.store, "other@acme.test", "a long password")
+    create_user(rt.store, "acme", "ed@acme.test", "another password", "editor")
+    editor = authenticate(rt.store, "ed@acme.test", "another password")
+    assert context_for(rt.store, editor, "acme").role == "editor"
+    with pytest.raises(AuthError, match="not a member"):
+        context_for(rt.store, editor, "globex")
+    with pytest.raises(AuthError, match="Wrong e-mail or password"):
+        authenticate(rt.store, "ed@acme.test", "wrong password")
+    with pytest.raises(AuthError, match="Wrong e-mail or password"):
+        authenticate(rt.store, "nobody@acme.test", "another password")
+    with pytest.raises(AuthError):
+        UserSession("ed@acme.test")  # a session cannot be forged outside core.tenancy
+    assert context_for(rt.store, admin, "globex").role == "admin"  # the first admin owns every tenant

@@ -1,0 +1,22 @@
+"""Drive the admin app with Streamlit's AppTest as a signed-in user (no browser, no network)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from streamlit.testing.v1 import AppTest
+
+from app_pages import common
+from core.tenancy import authenticate, create_user
+
+APP = Path(__file__).resolve().parent.parent / "app.py"
+PASSWORD = "a long test password"
+
+
+def signed_in(store, slug: str, role: str = "admin", email: str | None = None, timeout: float = 60) -> AppTest:
+    """An AppTest of app.py whose session belongs to a ``role`` member of tenant ``slug`` (created if new)."""
+    email = email or f"{role}@{slug}.test"
+    create_user(store, slug, email, PASSWORD, role)
+    at = AppTest.from_file(str(APP), default_timeout=timeout)
+    at.session_state[common.SESSION_KEY] = authenticate(store, email, PASSWORD)
+    at.session_state[common.TENANT_KEY] = slug
+    return at
