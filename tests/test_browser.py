@@ -1,0 +1,73 @@
+"""End to end in a real browser: `streamlit run app.py` on a free port, driven by headless Chromium.
+
+Uses Debian's Chromium (`.ci/run` installs it) through playwright; the app runs on the real embedder
+and the offline responder, exactly as a new user would start it."""
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    data = tmp_path_factory.mktemp("browser") / "data"
+    port = free_port()
+    env = {**os.environ, "COBERTURA_DATA_DIR": str(data)}
+    log = open(data.parent / "streamlit.log", "w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
+         "--server.headless", "true", "--server.address", "127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            break
+        except OSError:
+            time.sleep(0.5)
+    yield f"http://127.0.0.1:{port}"
+    proc.terminate()
+    proc.wait(timeout=30)
+    log.close()
+
+
+@pytest.fixture(scope="module")
+def page(app_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
+        tab.set_default_timeout(180_000)  # the first start trains the demo tenant
+        yield tab
+        browser.close()
+
+
+def test_first_admin_then_the_backlog(page, app_url):
+    page.goto(app_url)
+    page.get_by_text("Create the first admin").wait_for()
+    page.get_by_label("E-mail").fill("boss@example.com")
+    page.get_by_label("Password (at least 8 characters)").fill("a long password")
+    page.get_by_label("Repeat the password").fill("a long password")
+    page.get_by_role("button", name="Create admin and sign in").click()
+    page.get_by_text("Signed in as").wait_for()
+    page.get_by_role("link", name="Gap backlog").click()
+    page.get_by_role("heading", name="Gap backlog").wait_for()
+    assert page.get_by_text("Traceback").count() == 0
