@@ -150,7 +150,7 @@ def cmd_ask(args) -> int:
 
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
-    agent = make_agent(rt)
+    agent = make_agent(rt, ctx=ctx)
 
     def one(question: str, conversation: str | None) -> dict:
         return agent.ask(ctx, question, conversation_id=conversation, channel=args.channel).as_dict()
@@ -334,6 +334,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core import gaps_cli
 
     gaps_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
+    from core import qa_cli
+
+    qa_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     return parser
 
 

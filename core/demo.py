@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core import qa
 from core import sources as sources_mod
 from core.index import TrainReport
 from core.ingest import ImportReport, import_paths
@@ -12,10 +13,12 @@ from core.tenancy import create_tenant, list_tenants, local_operator
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 DEMO_SLUG = "demo"
+QA_SUITE = "demo"
 
 
 def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportReport, TrainReport | None]:
-    """Create the demo tenant (once), import the sample knowledge base, train. Idempotent."""
+    """Create the demo tenant (once), import the sample knowledge base and (once) the QA suite ``demo``,
+    train. Idempotent."""
     if not any(t["slug"] == DEMO_SLUG for t in list_tenants(rt.store)):
         create_tenant(rt.store, DEMO_SLUG, "Lumen Bicicletas (demo)")
     ctx = local_operator(rt.store, DEMO_SLUG, rt.settings.operator)
@@ -31,5 +34,7 @@ def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportRep
     descriptions = json.loads((SAMPLE_DIR / "folders.json").read_text(encoding="utf-8"))
     for path, description in descriptions.items():
         sources_mod.set_folder_description(ctx, rt.store, path, description)
+    if qa.get_suite(ctx, rt.store, QA_SUITE) is None:  # once: later edits of the suite are the tenant's own
+        qa.import_jsonl(ctx, rt.store, QA_SUITE, (SAMPLE_DIR / "qa" / "demo.jsonl").read_text(encoding="utf-8"))
     trained = rt.index.train(ctx, progress=progress) if train else None
     return report, trained

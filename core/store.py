@@ -234,12 +234,95 @@ def _m004_gaps(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m006_tenant_settings(db: sqlite_utils.Database) -> None:
+    """Tenant settings (S2): one JSON row per tenant over the defaults; the name stays in ``tenants.name``
+    and retention in ``tenants.retention_days``. API keys are never stored (they come from the environment)."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE tenant_settings (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            settings TEXT NOT NULL DEFAULT '{}',
+            updated_at TEXT NOT NULL,
+            updated_by TEXT NOT NULL
+        )
+        """,
+    )
+
+
+def _m005_qa(db: sqlite_utils.Database) -> None:
+    """QA suites (Q2): cases with their expectation, runs, and one result per case and run. A result keeps a
+    snapshot of its case (a deleted or edited case does not rewrite history) and the chunk ids it cited. A
+    deleted case keeps its row (``deleted_at``) so its id is never reused: a diff matches cases across runs by id."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE qa_suites (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            name TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            created_by TEXT NOT NULL,
+            UNIQUE (tenant_id, name)
+        );
+        CREATE TABLE qa_cases (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES qa_suites(id) ON DELETE CASCADE,
+            position INTEGER NOT NULL,
+            question TEXT NOT NULL,
+            prefix TEXT NOT NULL DEFAULT '[]',
+            channel TEXT NOT NULL DEFAULT 'web',
+            expect TEXT NOT NULL CHECK (expect IN ('answered', 'abstains', 'handoff', 'card')),
+            cite TEXT NOT NULL DEFAULT '',
+            card TEXT NOT NULL DEFAULT '',
+            note TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            deleted_at TEXT
+        );
+        CREATE INDEX qa_cases_tenant_suite ON qa_cases (tenant_id, suite_id, position);
+        CREATE TABLE qa_runs (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            suite_id INTEGER NOT NULL REFERENCES qa_suites(id) ON DELETE CASCADE,
+            started_at TEXT NOT NULL,
+            finished_at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            provider TEXT NOT NULL DEFAULT '',
+            total INTEGER NOT NULL,
+            passed INTEGER NOT NULL
+        );
+        CREATE INDEX qa_runs_tenant_suite ON qa_runs (tenant_id, suite_id, id);
+        CREATE TABLE qa_results (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            run_id INTEGER NOT NULL REFERENCES qa_runs(id) ON DELETE CASCADE,
+            case_id INTEGER NOT NULL,
+            position INTEGER NOT NULL,
+            snapshot TEXT NOT NULL,
+            status TEXT NOT NULL,
+            passed INTEGER NOT NULL,
+            detail TEXT NOT NULL DEFAULT '',
+            answer TEXT NOT NULL DEFAULT '',
+            citations TEXT NOT NULL DEFAULT '[]',
+            steps TEXT NOT NULL DEFAULT '[]',
+            latency_ms INTEGER NOT NULL DEFAULT 0
+        );
+        CREATE INDEX qa_results_tenant_run ON qa_results (tenant_id, run_id, position)
+        """,
+    )
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
     ("002_knowledge", _m002_knowledge),
     ("003_conversations", _m003_conversations),
     ("004_gaps", _m004_gaps),
+    ("005_qa", _m005_qa),
+    ("006_tenant_settings", _m006_tenant_settings),
 ]
 
 

@@ -13,6 +13,7 @@ from typing import Callable, Sequence
 from core import conversation as conversations
 from core import handoff
 from core import sources as sources_mod
+from core import tenant_settings
 from core.agent import prompts
 from core.agent.protocol import Message, Provider, TransportError
 from core.agent.tools import Tool, Toolbox, TurnEvidence
@@ -48,6 +49,37 @@ class Cancelled(Exception):
     """The client went away: the turn stops and nothing is recorded as an answer."""
 
 
+def hands_off(channel: str, uncovered: int, handed_off: bool) -> bool:
+    """The channel policy (A4): the second uncovered question of a support-channel conversation goes to a person."""
+    return channel in conversations.SUPPORT_CHANNELS and uncovered >= 2 and not handed_off
+
+
+@dataclass
+class Rehearsal:
+    """A conversation kept in memory, for QA runs (Q2): a dry run that remembers its own turns.
+
+    Earlier turns feed the history (so follow-ups are rewritten from them), their evidence stays citable and
+    uncovered questions count toward the handoff rule, exactly as in a stored conversation; but nothing is
+    written: no conversation, turn, gap or handoff. A handoff the rule calls for is reported on the result
+    (status ``handoff``, ``handoff_id`` None, ``trace["handoff"]``), not queued."""
+
+    channel: str = "web"
+    turns: list[tuple[str, str]] = field(default_factory=list)  # (question, answer), oldest first
+    evidence: list[str] = field(default_factory=list)
+    uncovered: int = 0
+    handed_off: bool = False
+    id: str = "rehearsal"
+
+    def history(self) -> list[tuple[str, str]]:
+        """As ``conversation.history``: the last exchanges as (role, text) pairs."""
+        out: list[tuple[str, str]] = []
+        for question, answer in self.turns[-conversations.MAX_HISTORY_TURNS:]:
+            out.append(("user", question))
+            if answer:
+                out.append(("assistant", answer))
+        return out
+
+
 class Agent:
     """Answers one question of a conversation with a provider, the tools and the gate."""
 
@@ -59,22 +91,37 @@ class Agent:
         self.extra_tools, self.tenant_name = list(extra_tools), tenant_name
 
     def ask(self, ctx: TenantContext, question: str, conversation_id: str | None = None, channel: str = "web",
-            cancelled: Callable[[], bool] = lambda: False, record: bool = True) -> TurnResult:
+            cancelled: Callable[[], bool] = lambda: False, record: bool = True,
+            rehearsal: Rehearsal | None = None) -> TurnResult:
         """Answer one message. ``record=False`` is a dry run (gap replay): the same tools and gate, but no
-        conversation, turn, gap or handoff is written."""
+        conversation, turn, gap or handoff is written. A ``rehearsal`` (QA runs) is a dry run in an in-memory
+        conversation: see :class:`Rehearsal`."""
         question = conversations.check_message(question)
+        record = record and rehearsal is None
+        # tenant settings (S2): a disabled channel is refused (ChannelDisabled); with the kill switch on the
+        # turn answers a fixed message and nothing else runs: no provider, no tool, no gap. Dry runs are exempt.
+        if record and tenant_settings.admit(ctx, self.rt.store, channel, conversation_id).kill_switch:
+            language = detect(question)
+            return TurnResult("error", prompts.message("switched_off", language), conversation_id or "", language,
+                              trace={"channel": channel, "language": language, "fault": "kill_switch", "rounds": [],
+                                     "gate": [], "tools": [], "provider": "", "model": "", "latency_ms": 0})
         started = self.clock()
         store = self.rt.store
-        if not record:
+        if rehearsal is not None:
+            convo = conversations.Conversation(rehearsal.id, rehearsal.channel, None, "", rehearsal.uncovered,
+                                               rehearsal.handed_off)
+        elif not record:
             convo = conversations.Conversation("dry-run", channel, None, "", 0, False)
         elif conversation_id:
             convo = conversations.require(ctx, store, conversation_id)
         else:
             convo = conversations.start(ctx, store, channel)
-        history = conversations.history(ctx, store, convo.id) if record else []
+        if record:
+            history, earlier = conversations.history(ctx, store, convo.id), conversations.evidence_ids(ctx, store, convo.id)
+        else:  # a dry run starts from nothing, a rehearsal from its own earlier turns
+            history, earlier = (rehearsal.history(), list(rehearsal.evidence)) if rehearsal else ([], [])
         language = detect(question)
         evidence = TurnEvidence()
-        earlier = conversations.evidence_ids(ctx, store, convo.id) if record else []
         evidence.texts.update({cid: c.text for cid, c in self.rt.index.chunks(ctx, earlier).items()})
         toolbox = Toolbox(self.rt, ctx, history, evidence, self.extra_tools)
         system = prompts.system_prompt(self.tenant_name or ctx.tenant_slug, language)
@@ -123,6 +170,8 @@ class Agent:
                       "latency_ms": latency_ms,
                       **usage, "attempts": getattr(self.provider, "attempts", [])})
         result.trace = trace
+        if rehearsal is not None:
+            self._rehearse(rehearsal, question, result, list(evidence.texts))
         if not record:
             return result
         uncovered = result.status == "abstained"
@@ -164,7 +213,22 @@ class Agent:
 
     def _second_uncovered(self, ctx: TenantContext, convo) -> bool:
         current = conversations.require(ctx, self.rt.store, convo.id)
-        return convo.channel in conversations.SUPPORT_CHANNELS and current.uncovered >= 2 and not current.handed_off
+        return hands_off(convo.channel, current.uncovered, current.handed_off)
+
+    @staticmethod
+    def _rehearse(rehearsal: Rehearsal, question: str, result: TurnResult, evidence: list[str]) -> None:
+        """Keep the turn in the rehearsal and apply the channel policy to it, as ``ask`` does to a stored one."""
+        rehearsal.turns.append((question, result.answer))
+        rehearsal.evidence = list(dict.fromkeys([*rehearsal.evidence, *evidence]))
+        result.trace["rehearsal"] = True
+        if result.status != "abstained":
+            return
+        rehearsal.uncovered += 1
+        if hands_off(rehearsal.channel, rehearsal.uncovered, rehearsal.handed_off):
+            rehearsal.handed_off = True
+            result.status = "handoff"
+            result.answer = f"{result.answer} {prompts.message('handoff', result.language)}"
+            result.trace["handoff"] = {"reason": "not_covered_twice", "recorded": False}
 
     def _abstain(self, ctx: TenantContext, result: TurnResult, question: str, convo, verdict, trace: dict,
                  record: bool) -> None:

@@ -24,6 +24,11 @@ MESSAGES: dict[str, dict[str, str]] = {
         "pt": "O tempo para esta resposta acabou antes de a poder verificar; não a mostro incompleta. Tente perguntar de novo.",
         "en": "Time ran out before this answer could be checked; I will not show it incomplete. Please ask again.",
     },
+    "switched_off": {
+        "es": "El asistente está desactivado en este momento. Inténtalo más tarde o contacta con nosotros por otro medio.",
+        "pt": "O assistente está desligado neste momento. Tente mais tarde ou contacte-nos por outro meio.",
+        "en": "The assistant is switched off at the moment. Please try again later or contact us another way.",
+    },
     "framing": {
         "es": "Según nuestra documentación:",
         "pt": "Segundo a nossa documentação:",
@@ -59,7 +64,13 @@ Your whole answer is checked before the customer sees it: an uncited or unsuppor
 
 def system_prompt(tenant_name: str, language: str, instructions: str = "", guardrails: str = "") -> str:
     """Built-in rules, then the tenant's instructions and guardrails (which rank below the rules)."""
-    parts = [BUILT_IN_RULES.format(tenant_name=tenant_name, language=language)]
+    tenant = tenant_rules(instructions, guardrails)
+    return BUILT_IN_RULES.format(tenant_name=tenant_name, language=language) + (f"\n\n{tenant}" if tenant else "")
+
+
+def tenant_rules(instructions: str = "", guardrails: str = "") -> str:
+    """The tenant's part of the system prompt (from its settings), placed after the built-in rules."""
+    parts = []
     if instructions.strip():
         parts.append("Instructions from the business (below the rules above):\n" + instructions.strip())
     if guardrails.strip():
