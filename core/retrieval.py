@@ -23,6 +23,10 @@ _FOLLOW_UP = re.compile(
     r"^\s*[¿¡]?\s*(y|e|and|also|what about|how about|y qu[eé]|e o|e a|tamb[ié]n|tamb[eé]m|entonces|ent[aã]o|and what|so)\b",
     re.IGNORECASE,
 )
+#: question words carry no subject: "¿Cuánto cuesta?" is as elliptical as "¿Cuesta?"
+_INTERROGATIVES = frozenset(
+    "cuanto cuanta cuantos cuantas cual cuales que como donde cuando quien quanto quanta quantos quantas qual quais "
+    "onde quando quem how what when where which who much many".split())
 _BACK_REFERENCE = re.compile(
     r"\b(it|its|that|this|they|them|those|eso|esto|ese|esa|ello|lo|la|los|las|isso|isto|esse|essa|ele|ela)\b", re.IGNORECASE
 )
@@ -89,12 +93,13 @@ class SearchResult:
     hits: list[Hit] = field(default_factory=list)
     dropped: list[Hit] = field(default_factory=list)
     seconds: float = 0.0
+    floor: float = 0.0  # the similarity a candidate needed (absolute floor or best − relative margin)
 
     def as_dict(self) -> dict:
         return {
             "query": self.query, "rewritten": self.rewritten, "language": self.language,
             "results": [h.as_dict() for h in self.hits], "dropped": [h.as_dict() for h in self.dropped],
-            "seconds": round(self.seconds, 4),
+            "seconds": round(self.seconds, 4), "floor": round(self.floor, 4),
         }
 
 
@@ -109,7 +114,8 @@ def rewrite(query: str, history: Sequence[tuple[str, str]] = ()) -> str:
         return query
     lang = detect(query)
     own = content_words(query, lang)
-    if not (_FOLLOW_UP.search(query) or len(own) <= 2 or (_BACK_REFERENCE.search(query) and len(own) <= 4)):
+    subject = [w for w in own if w not in _INTERROGATIVES]
+    if not (_FOLLOW_UP.search(query) or len(subject) <= 1 or (_BACK_REFERENCE.search(query) and len(own) <= 4)):
         return query
     last = previous[-1]
     own_folded = set(own)
@@ -173,15 +179,15 @@ def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
     per_source: dict[int, int] = {}
     chars = 0
     deferred: list[Hit] = []
-    for hit in ranked:
+    for hit in ranked:  # a deferred hit's reason says what held it back (the reason it is dropped if it stays out)
         if len(chosen) >= tuning.max_chunks:
-            deferred.append(hit)
+            deferred.append(replace(hit, reason=f"over the chunk limit ({tuning.max_chunks})"))
             continue
         if per_source.get(hit.source_id, 0) >= tuning.per_source_first_pass:
-            deferred.append(hit)
+            deferred.append(replace(hit, reason=f"per-source cap ({tuning.per_source_first_pass} in the first pass)"))
             continue
         if chars + len(hit.text) > tuning.max_chars:
-            deferred.append(replace(hit, reason="over the character budget"))
+            deferred.append(replace(hit, reason=f"over the character budget ({tuning.max_chars:,} chars)"))
             continue
         chosen.append(hit if hit.reason else replace(hit, reason=f"rank {len(chosen) + 1}"))
         per_source[hit.source_id] = per_source.get(hit.source_id, 0) + 1
@@ -191,9 +197,23 @@ def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
         if len(chosen) < tuning.max_chunks and chars + len(hit.text) <= tuning.max_chars:
             chosen.append(replace(hit, reason="second pass"))
             chars += len(hit.text)
+        elif hit.reason.startswith("per-source cap"):
+            left.append(replace(hit, reason=f"{hit.reason}; no room left in the second pass"))
         else:
             left.append(hit if hit.reason else replace(hit, reason="not selected (limits)"))
     return chosen, left
+
+
+def weak_reason(similarity: float, floor: float, keyword_found: bool, tuning: Tuning) -> str:
+    """Why a candidate below the floor was dropped: under the absolute similarity floor, or too far below
+    the query's best match (the relative margin); and, when keywords found it, that it lacked a word."""
+    if similarity < tuning.min_similarity:
+        why = f"below the similarity floor ({similarity:.3f} < {tuning.min_similarity:.2f})"
+    else:
+        why = f"below the relative margin ({similarity:.3f} < {floor:.3f}: best − {tuning.relative_margin:.2f})"
+    if keyword_found:
+        why += "; keyword match without every relevant word"
+    return why
 
 
 class Retriever:
@@ -226,6 +246,7 @@ class Retriever:
         kept = {cid: chunk for cid, chunk in chunks.items() if chunk.source_id in live}
         bm25_max = max((keyword.get(cid, 0.0) for cid in kept), default=0.0)
         floor = max(tuning.min_similarity, max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
+        result.floor = floor
         candidates: list[Hit] = []
         for cid, chunk in kept.items():
             source = live[chunk.source_id]
@@ -242,7 +263,7 @@ class Retriever:
             elif bm25 > 0 and covers_all_terms(rewritten, f"{source.title}\n{chunk.text}", source.language):
                 candidates.append(replace(hit, reason="keyword match with every relevant word"))
             else:
-                result.dropped.append(replace(hit, reason="weak match"))
+                result.dropped.append(replace(hit, reason=weak_reason(sim, floor, bm25 > 0, tuning)))
         result.hits, surplus = select(order_by_trust(candidates, tuning), tuning)
         result.dropped = surplus + sorted(result.dropped, key=lambda h: -h.score)
         result.seconds = time.perf_counter() - started

@@ -21,6 +21,9 @@ def hit(cid, score, type_="text", starred=False, source_id=None, similarity=None
     ("What are the opening hours of the Madrid shop?", [("user", "Tell me about returns")],
      "What are the opening hours of the Madrid shop?"),
     ("e quanto custa?", [("user", "Qual é o prazo de entrega para Lisboa?")], "e quanto custa? prazo entrega Lisboa"),
+    # short, but a new subject: standalone (it used to drag "pagar a plazos" along and get answered about that)
+    ("¿Vendéis patinetes?", [("user", "¿Puedo pagar a plazos?")], "¿Vendéis patinetes?"),
+    ("¿Cuánto cuesta?", [("user", "Háblame del plan LC-PRO")], "¿Cuánto cuesta? Háblame plan LC-PRO"),
 ])
 def test_rewrite(query, history, expected):
     assert rewrite(query, history) == expected
