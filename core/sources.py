@@ -139,14 +139,15 @@ def save(
     title: str,
     content: str,
     type: str = "text",
-    description: str = "",
+    description: str | None = None,
     language: str = "",
     url: str = "",
     starred: bool | None = None,
     origin: str = "",
     replace: bool = True,
 ) -> Source:
-    """Create the source at ``path``, or (with ``replace``) update the one there. Language is detected when empty."""
+    """Create the source at ``path``, or (with ``replace``) update the one there. Language is detected when empty;
+    ``description=None`` keeps the current one (``""`` clears it)."""
     path = normalize_path(path)
     title, content = title.strip(), content.strip()
     _check(path, title, type, content)
@@ -162,7 +163,7 @@ def save(
             db.execute(
                 "INSERT INTO sources (tenant_id, path, title, description, type, starred, language, url, content, "
                 "content_hash, origin, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [ctx.tenant_id, path, title, description, type, int(bool(starred)), language, url, content, digest, origin, now, now],
+                [ctx.tenant_id, path, title, description or "", type, int(bool(starred)), language, url, content, digest, origin, now, now],
             )
         elif not replace:
             raise SourceError(f"A source already exists at '{path}'; edit it, or choose another path.")
@@ -171,7 +172,7 @@ def save(
                 "UPDATE sources SET title = ?, description = ?, type = ?, starred = ?, language = ?, url = ?, content = ?, "
                 "content_hash = ?, origin = ?, updated_at = CASE WHEN content_hash = ? THEN updated_at ELSE ? END "
                 "WHERE tenant_id = ? AND id = ?",
-                [title, description or existing.description, type, int(existing.starred if starred is None else starred),
+                [title, existing.description if description is None else description, type, int(existing.starred if starred is None else starred),
                  language, url, content, digest, origin or existing.origin, digest, now, ctx.tenant_id, existing.id],
             )
     return get(ctx, store, path)  # type: ignore[return-value]

@@ -82,3 +82,9 @@ def test_list_prefix_does_not_match_siblings(ctx, rt):
     sources.save(ctx, rt.store, "plan/a", title="A", content="a")
     sources.save(ctx, rt.store, "plans/b", title="B", content="b")
     assert [s.path for s in sources.list_sources(ctx, rt.store, "plan")] == ["plan/a"]
+
+
+def test_an_empty_description_clears_it_and_none_keeps_it(ctx, rt):
+    sources.save(ctx, rt.store, "faq/a", title="A", content="Texto.", description="Vieja")
+    assert sources.save(ctx, rt.store, "faq/a", title="A", content="Texto.").description == "Vieja"
+    assert sources.save(ctx, rt.store, "faq/a", title="A", content="Texto.", description="").description == ""
