@@ -13,8 +13,11 @@ from app_pages import common
 
 #: page file, title, icon, url path, roles that see it (admin sees everything)
 PAGES = [
-    ("app_pages/knowledge.py", "Knowledge", ":material/library_books:", "knowledge", {"editor"}),
+    ("app_pages/sources.py", "Sources", ":material/library_books:", "sources", {"editor", "qa"}),
     ("app_pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
+    ("app_pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
+    ("app_pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
+    ("app_pages/settings.py", "Settings", ":material/settings:", "settings", set()),
 ]
 
 

@@ -252,11 +252,3 @@ def test_an_llm_draft_when_a_provider_is_configured(environ, monkeypatch, reques
     assert "[[FALTA" in at.text_area(key=f"article_content_{gap}").value
     assert "Drafted by **scripted" in texts(at) and "placeholders" in texts(at)
     assert "¿Vendéis patinetes eléctricos?" in provider.calls[0]["messages"][0].content
-
-
-def test_the_knowledge_page_still_previews_the_tree(acme, runtime):
-    at = signed_in(runtime.store, "acme", "editor")
-    at.run()
-    assert not at.exception
-    assert {m.label: m.value for m in at.metric}["Sources"] == "2"
-    assert at.selectbox(key="tenant").value == "acme"

@@ -1,0 +1,672 @@
+"""Sources (K1-K3): the knowledge tree of a tenant, and for editors everything that changes it.
+
+The tree (folders with their descriptions; sources with type, star, language, "changed since training"),
+a filter, and for the chosen source: an edit form that shows the impact of the edit before it is saved
+(the recent answers, closed gaps and QA cases that cited the chunks it replaces), star/unstar (on the
+next answer), move and delete (with the same impact list and a confirmation), and a preview of exactly
+the extracted text and how it is chunked. Editors also create sources (text or Q&A), upload files, a
+folder or a .zip, paste HTML, fetch a URL, and train with a progress bar. A QA user sees the tree and
+the previews only: no widget that changes anything is drawn for them.
+"""
+from __future__ import annotations
+
+import html
+import tempfile
+import zipfile
+from datetime import datetime, timezone
+from pathlib import Path, PurePosixPath
+
+import pandas as pd
+import streamlit as st
+
+from core import ingest, sources
+from core.chunking import MAX_CHARS, OVERLAP
+from core.extract import SUPPORTED, ExtractionError
+from core.impact import impact
+from core.index import chunk_id, chunk_source
+from core.language import DETECTABLE, fold
+from core.runtime import Runtime
+from core.sources import Source, SourceError
+from core.tenancy import AuthError, TenantContext
+from app_pages import common
+
+#: Errors whose message is written for the user: shown with st.error, never as a traceback.
+USER_ERRORS = (SourceError, ExtractionError, AuthError)
+FLASH, SELECTED, FILTER = "src_flash", "src_selected", "src_filter"
+STATUS_CSS = {"changed since training": "color: #e37400", "never trained": "color: #d93025", "trained": "color: #188038"}
+CHUNK_COLORS = ("#dbeafe", "#dcfce7")  # alternate chunks
+OVERLAP_COLOR = "#fde68a"  # text that two neighbouring chunks share
+MAX_ZIP_BYTES, MAX_ZIP_FILES = 200_000_000, 5000
+
+
+# -- small helpers ------------------------------------------------------------------------------------------
+def md(text: str) -> str:
+    """Text shown literally inside markdown."""
+    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text or ""))
+
+
+def stamp(iso: str | None) -> str:
+    return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if iso else "—"
+
+
+def flash(kind: str, message: str) -> None:
+    st.session_state.setdefault(FLASH, []).append((kind, message))
+
+
+def show_flash() -> None:
+    for kind, message in st.session_state.pop(FLASH, []):
+        getattr(st, kind)(message)
+
+
+def guarded(action):
+    """An editing callback: refused for a non-editor; a user error becomes a message, never a traceback."""
+    def run(rt: Runtime, ctx: TenantContext, *args):
+        try:
+            if not ctx.can("editor"):
+                raise AuthError(f"Your role ({ctx.role}) cannot change sources; ask an editor or an admin.")
+            action(rt, ctx, *args)
+        except USER_ERRORS as exc:
+            flash("error", str(exc))
+    return run
+
+
+def status_of(source: Source) -> str:
+    if source.trained_at is None:
+        return "never trained"
+    return "changed since training" if source.changed else "trained"
+
+
+def select(path: str | None) -> None:
+    if path is None:
+        st.session_state.pop(SELECTED, None)
+    else:
+        st.session_state[SELECTED] = path
+    st.session_state["_src_table_nonce"] = st.session_state.get("_src_table_nonce", 0) + 1
+
+
+# -- header: training ---------------------------------------------------------------------------------------
+def train(rt: Runtime, ctx: TenantContext) -> None:
+    bar = st.progress(0.0, text="Training…")
+
+    def progress(done: int, total: int, path: str) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Training {done}/{total} source(s) {path}")
+
+    report = rt.index.train(ctx, progress=progress)
+    bar.progress(1.0, text="Training done.")
+    parts = [f"{len(report.trained)} source(s) trained into {report.chunks} chunk(s)",
+             f"{report.embedded} passage(s) embedded"]
+    if report.removed_sources:
+        parts.append(f"{report.removed_sources} deleted source(s) removed from the indexes")
+    if report.pending:
+        parts.append(f"{report.pending} still pending (interrupted: train again)")
+    if report.trained or report.removed_sources:
+        st.success(f"Trained in {report.seconds:.1f} s: " + ", ".join(parts) + ". The agent answers from it now.")
+    else:
+        st.info("Nothing changed since the last training.")
+
+
+def header(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
+    st.title("Sources")
+    intro, action = st.columns([5, 1], vertical_alignment="bottom")
+    intro.caption("The knowledge the agent answers from. Content edits reach answers after training; starring, "
+                  "un-starring and deleting act on the next answer." + ("" if editor else
+                  f" You have the **{ctx.role}** role here: read only."))
+    pending = rt.index.status(ctx)["changed"]
+    clicked = editor and action.button("Train", icon=":material/model_training:", key="src_train", width="stretch",
+                                       type="primary" if pending else "secondary",
+                                       help="Index what changed since the last training (content hash).")
+    if clicked:
+        train(rt, ctx)
+    status = rt.index.status(ctx)
+    cols = st.columns(4)
+    cols[0].metric("Sources", status["sources"], border=True)
+    cols[1].metric("Changed since training", status["changed"], border=True,
+                   help="Edited, moved or new sources whose current text the agent does not see yet.")
+    cols[2].metric("Chunks", status["chunks"], border=True)
+    cols[3].metric("Vectors / keyword docs", f"{status['vectors']} / {status['keyword_docs']}", border=True)
+
+
+# -- the tree -------------------------------------------------------------------------------------------------
+def tree_rows(items: list[Source], descriptions: dict[str, str], query: str) -> list[dict]:
+    """Folders (implied by paths) and sources in tree order; with a query, the matches and their folders."""
+    wanted = fold(query.strip())
+
+    def hit(*texts: str) -> bool:
+        return not wanted or any(wanted in fold(t or "") for t in texts)
+
+    folders: dict[str, list[Source]] = {}
+    for source in items:
+        parts = source.path.split("/")
+        for i in range(1, len(parts)):
+            folders.setdefault("/".join(parts[:i]), []).append(source)
+    matched = {f for f in folders if wanted and hit(f, descriptions.get(f, ""))}  # a matching folder shows all below it
+    kept_paths = {s.path for s in items if hit(s.path, s.title, s.description)} | {s.path for f in matched for s in folders[f]}
+    shown_folders = set()
+    for path in kept_paths | matched:
+        parts = path.split("/")
+        shown_folders |= {"/".join(parts[:i]) for i in range(1, len(parts))}
+    shown_folders |= matched
+    rows = []
+    for folder in shown_folders:
+        below = folders[folder]
+        changed = sum(1 for s in below if s.changed)
+        rows.append({"path": folder, "kind": "folder", "depth": folder.count("/"), "name": folder.rsplit("/", 1)[-1],
+                     "title": descriptions.get(folder, ""), "type": "folder", "star": "", "language": "",
+                     "status": f"{changed} changed" if changed else "", "chars": sum(len(s.content) for s in below),
+                     "sources": len(below)})
+    for source in items:
+        if source.path in kept_paths:
+            rows.append({"path": source.path, "kind": "source", "depth": source.path.count("/"), "name": source.name,
+                         "title": source.title, "type": source.type, "star": "★" if source.starred else "",
+                         "language": source.language, "status": status_of(source), "chars": len(source.content),
+                         "sources": 1})
+    # tree order: a folder right before its contents ('/' sorts as the lowest character)
+    return sorted(rows, key=lambda r: r["path"].replace("/", "\x00"))
+
+
+def _pick_row() -> None:
+    rows = st.session_state[st.session_state["_src_table_key"]].selection.rows
+    if rows:
+        st.session_state[SELECTED] = st.session_state["_src_table_paths"][rows[0]]
+
+
+def _picked_in_box() -> None:
+    st.session_state["_src_table_nonce"] = st.session_state.get("_src_table_nonce", 0) + 1
+
+
+def tree(rows: list[dict]) -> None:
+    frame = pd.DataFrame({
+        "Tree": ["\u2003" * r["depth"] + ("📁 " if r["kind"] == "folder" else "📄 ") + r["name"] for r in rows],
+        "Title / folder description": [r["title"] for r in rows],
+        "Type": [r["type"] for r in rows],
+        "★": [r["star"] for r in rows],
+        "Lang": [r["language"] for r in rows],
+        "Status": [r["status"] for r in rows],
+        "Chars": [r["chars"] for r in rows],
+    })
+    key = f"src_table_{st.session_state.get('_src_table_nonce', 0)}"
+    st.session_state["_src_table_key"] = key
+    st.session_state["_src_table_paths"] = [r["path"] for r in rows]
+    st.dataframe(
+        frame.style.map(lambda s: STATUS_CSS.get(s, "color: #e37400" if s else ""), subset=["Status"]),
+        hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row", height=min(38 + 35 * len(rows), 420),
+        column_config={
+            "Tree": st.column_config.TextColumn(width=300),
+            "Title / folder description": st.column_config.TextColumn(width="large"),
+            "Type": st.column_config.TextColumn(width="small"),
+            "★": st.column_config.TextColumn(width=30, help="Starred: preferred on near-ties, on the next answer"),
+            "Lang": st.column_config.TextColumn(width=50),
+            "Chars": st.column_config.NumberColumn(width="small", format="%d"),
+        },
+    )
+
+
+# -- impact preview -------------------------------------------------------------------------------------------
+def impact_box(report: dict, verb: str, proposed: bool = False) -> None:
+    """The answers, closed gaps and QA cases touched, shown before the change is saved."""
+    n, m, k = report["answers_affected"], report["closed_gaps"], len(report["qa_cases"])
+    window = f"last {report['days']} days, newest {report['limit']} at most"
+    if proposed and report["chunk_ids"] and not report["changed_chunk_ids"]:
+        st.info(f"**This {verb} changes no trained chunk**: answers, closed gaps and QA cases keep what they cited. "
+                f"(It is cited by {len(report['answers'])} recent answer(s); {m} closed gap(s), {k} QA case(s) rely on it.)",
+                icon=":material/check_circle:")
+    elif (n or m or k) and proposed:
+        changed = (f" — {len(report['changed_chunk_ids'])} of {len(report['chunk_ids'])} trained chunk(s) change"
+                   if report["chunk_ids"] else "")
+        st.warning(f"**This {verb} changes chunks cited by {n} recent answer(s), {m} closed gap(s), {k} QA case(s)**"
+                   f"{changed}. Check them before saving.", icon=":material/warning:")
+    elif n or m or k:
+        st.warning(f"**{verb} touches what {n} recent answer(s), {m} closed gap(s) and {k} QA case(s) cite**: after a "
+                   "move they name a path that no longer exists, after a delete the text they relied on is gone. "
+                   "Check them first.", icon=":material/warning:")
+    else:
+        st.success(f"No recent answer ({window}), closed gap or QA case cites this: nothing to check.",
+                   icon=":material/check_circle:")
+    if report["answers"]:
+        with st.expander(f"Recent answers citing it ({len(report['answers'])}, {window})", expanded=n > 0):
+            st.dataframe(pd.DataFrame({
+                "When": [stamp(a["at"]) for a in report["answers"]],
+                "Question": [a["question"] for a in report["answers"]],
+                "Answer (excerpt)": [a["answer"] for a in report["answers"]],
+                "Cites a changed chunk": ["✓" if a["affected"] else "–" for a in report["answers"]],
+                "Conversation": [a["conversation_id"] for a in report["answers"]],
+            }), hide_index=True, column_config={"Answer (excerpt)": st.column_config.TextColumn(width="large")},
+                column_order=None if proposed else ["When", "Question", "Answer (excerpt)", "Conversation"])
+    if report["gaps"]:
+        with st.expander(f"Gaps closed with it ({len(report['gaps'])})", expanded=m > 0):
+            st.dataframe(pd.DataFrame({
+                "#": [g["id"] for g in report["gaps"]], "Gap": [g["label"] for g in report["gaps"]],
+                "Status": [g["status"] for g in report["gaps"]], "Article": [g["article_path"] for g in report["gaps"]],
+                "Closed": [stamp(g["closed_at"]) for g in report["gaps"]], "Asked": [g["count"] for g in report["gaps"]],
+            }), hide_index=True)
+    if report["qa_cases"]:
+        with st.expander(f"QA cases expecting it ({k})", expanded=k > 0):
+            st.dataframe(pd.DataFrame({
+                "Suite": [str(c["suite"] or "") for c in report["qa_cases"]],
+                "Question": [c["question"] for c in report["qa_cases"]],
+                "Expects": [c["expect"] for c in report["qa_cases"]], "Cite": [c["cite"] for c in report["qa_cases"]],
+            }), hide_index=True)
+    elif not report["qa_available"]:
+        st.caption("QA suites are not set up on this data directory yet: no QA case to check.")
+
+
+# -- the chosen source -----------------------------------------------------------------------------------------
+def preview_text(source: Source) -> str:
+    """The text the chunker cuts: a Q&A pair is 'question, newline, answer'; anything else its content."""
+    return f"{source.title.strip()}\n{source.content.strip()}" if source.type == "qa" else source.content
+
+
+def highlighted(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """The exact text, each chunk tinted, the overlaps of neighbours in amber, a label at each chunk start."""
+    cuts = sorted({0, len(text), *(a for a, _, _ in spans), *(b for _, b, _ in spans)})
+    starts = {a: n for n, (a, _, _) in reversed(list(enumerate(spans, start=1)))}
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        if a in starts:
+            out.append(f'<span style="background:#1e3a8a;color:#fff;border-radius:3px;padding:0 3px;font-size:0.7em;'
+                       f'user-select:none" title="chunk {starts[a]} starts">{starts[a]}</span>')
+        covering = [n for n, (s, e, _) in enumerate(spans) if s <= a and b <= e]
+        piece = html.escape(text[a:b])
+        if len(covering) > 1:
+            out.append(f'<span style="background:{OVERLAP_COLOR}" title="overlap of chunks '
+                       f'{" and ".join(str(c + 1) for c in covering)}">{piece}</span>')
+        elif covering:
+            out.append(f'<span style="background:{CHUNK_COLORS[covering[0] % 2]}" title="chunk {covering[0] + 1}">{piece}</span>')
+        else:
+            out.append(piece)
+    return ('<div style="white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85em;line-height:1.5;'
+            'max-height:520px;overflow:auto;border:1px solid #e5e7eb;border-radius:6px;padding:10px">'
+            + "".join(out) + "</div>")
+
+
+def chunks_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
+    text, spans = preview_text(source), chunk_source(source)
+    trained = {c.id for c in rt.index.chunks_of(ctx, source.id)}
+    rows = []
+    for n, (start, end, chunk) in enumerate(spans):
+        previous_end = spans[n - 1][1] if n else start
+        cid = chunk_id(source.id, n, chunk)
+        rows.append({"#": n + 1, "Start": start, "End": end, "Length": end - start,
+                     "Overlap with previous": max(0, previous_end - start) if n else 0,
+                     "Trained": "✓" if cid in trained else "pending", "Chunk id": cid, "Text": chunk})
+    note = "" if not source.changed else (
+        f" **Changed since training**: this is how the next training will cut it; {len(trained)} chunk(s) of the "
+        "earlier version are what the agent sees until then.")
+    st.caption(f"Exactly the text extracted from this source ({len(text)} characters) and its {len(spans)} chunk(s): at "
+               f"most {MAX_CHARS:,} characters each, neighbours overlapping by about {OVERLAP}. "
+               + ("A Q&A pair is cut as question, newline, answer." if source.type == "qa" else "") + note)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"chunks_{source.id}", column_config={
+        "Text": st.column_config.TextColumn(width="large"), "Chunk id": st.column_config.TextColumn(width="small")})
+    st.markdown(f"<span style='background:{CHUNK_COLORS[0]};padding:0 6px'>chunk</span> "
+                f"<span style='background:{CHUNK_COLORS[1]};padding:0 6px'>next chunk</span> "
+                f"<span style='background:{OVERLAP_COLOR};padding:0 6px'>overlap (in both)</span> "
+                "untinted: between paragraphs, in no chunk", unsafe_allow_html=True)
+    st.html(highlighted(text, spans))
+
+
+FIELDS = ("title", "description", "language", "url", "content")
+
+
+def _keys(source: Source) -> dict[str, str]:
+    return {f: f"src_{source.id}_{f}" for f in FIELDS}
+
+
+def _snapshot(source: Source) -> dict[str, str]:
+    return {f: getattr(source, f) for f in FIELDS}
+
+
+def _load(source: Source) -> None:
+    """Fill the form with the stored source, and remember what it was loaded from."""
+    for field, key in _keys(source).items():
+        st.session_state[key] = getattr(source, field)
+    st.session_state[f"src_{source.id}_base"] = _snapshot(source)
+
+
+def _save(rt: Runtime, ctx: TenantContext, path: str) -> None:
+    source = sources.get(ctx, rt.store, path)
+    if source is None:
+        raise SourceError(f"'{path}' was deleted meanwhile; nothing was saved.")
+    values = {f: st.session_state[k] for f, k in _keys(source).items()}
+    saved = sources.save(ctx, rt.store, source.path, type=source.type, **values)
+    _load(saved)
+    flash("success", f"Saved `{saved.path}`." + (" Train to make the new text answerable." if saved.changed else ""))
+
+
+def edit_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
+    keys = _keys(source)
+    base_key = f"src_{source.id}_base"
+    if any(k not in st.session_state for k in [*keys.values(), base_key]):
+        _load(source)
+    elif st.session_state[base_key] != _snapshot(source):  # saved elsewhere (another editor, an import, the gaps page)
+        if {f: st.session_state[k] for f, k in keys.items()} == st.session_state[base_key]:
+            _load(source)  # nothing typed here: show the stored version
+        else:
+            st.warning("This source was changed elsewhere since you started editing it: saving overwrites that "
+                       "version. **Discard changes** to start again from the stored one.", icon=":material/sync_problem:")
+    qa = source.type == "qa"
+    left, right = st.columns([3, 1])
+    left.text_input("Question" if qa else "Title", key=keys["title"])
+    languages = ["", *sorted(set(DETECTABLE) | {source.language} - {""})]
+    right.selectbox("Language", languages, key=keys["language"], format_func=lambda c: c or "detect")
+    st.text_input("Description", key=keys["description"], help="Shown by the agent's browse verb next to the name.")
+    st.text_input("URL (optional)", key=keys["url"], help="Cited with the answer when set.")
+    if source.type in ("text", "qa"):
+        st.text_area("Answer" if qa else "Content", key=keys["content"], height=280)
+    else:
+        st.caption(f"The text of a {source.type} source is what was extracted from "
+                   f"{md(source.origin or source.url or 'its file')}; import it again to change it (see the chunks tab).")
+    proposed = {f: st.session_state[k] for f, k in keys.items()}
+    if all(str(proposed[f]).strip() == str(getattr(source, f)).strip() for f in FIELDS):
+        st.caption("No unsaved changes.")
+        return
+    st.markdown("##### Before you save: impact of this edit")
+    if source.changed and source.trained_at:
+        st.caption("Compared with the trained version, so it includes the changes saved earlier and not trained yet.")
+    impact_box(impact(ctx, rt, source.path, proposed=proposed), "edit", proposed=True)
+    buttons = st.container(horizontal=True)
+    buttons.button("Save", icon=":material/save:", type="primary", key=f"save_{source.id}",
+                   on_click=guarded(_save), args=(rt, ctx, source.path))
+    buttons.button("Discard changes", key=f"discard_{source.id}", on_click=_load, args=(source,))
+
+
+def _move(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
+    moved = sources.move(ctx, rt.store, path, st.session_state.get(key, ""))
+    new = sources.normalize_path(st.session_state[key])
+    st.session_state.pop(key, None)
+    select(new)
+    flash("success", f"Moved {len(moved)} source(s) to `{new}`. Train to make the agent cite the new path.")
+
+
+def _delete(rt: Runtime, ctx: TenantContext, path: str) -> None:
+    ids = sources.delete(ctx, rt.store, path)
+    rt.index.forget(ctx, ids)
+    select(None)
+    flash("success", f"Deleted `{path}` ({len(ids)} source(s)): gone from answers now.")
+
+
+def move_delete(rt: Runtime, ctx: TenantContext, path: str, what: str) -> None:
+    st.markdown(f"##### Impact of moving or deleting this {what}")
+    impact_box(impact(ctx, rt, path), f"Moving or deleting this {what}")
+    move, delete = st.columns(2, gap="large")
+    with move:
+        key = f"move_to_{path}"
+        st.text_input("Move to (new path)", key=key, placeholder=path)
+        st.button("Move", icon=":material/drive_file_move:", key=f"move_{path}", on_click=guarded(_move),
+                  args=(rt, ctx, path, key))
+    with delete:
+        confirm = st.checkbox(f"Yes, delete `{path}`" + (" and everything below it" if what == "folder" else ""),
+                              key=f"confirm_delete_{path}")
+        st.button("Delete", icon=":material/delete:", key=f"delete_{path}", disabled=not confirm,
+                  on_click=guarded(_delete), args=(rt, ctx, path))
+
+
+def _star(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
+    source = sources.set_starred(ctx, rt.store, path, bool(st.session_state[key]))
+    flash("success", f"`{source.path}` {'starred' if source.starred else 'un-starred'}: effective on the next answer, "
+                     "no training needed.")
+
+
+def source_detail(rt: Runtime, ctx: TenantContext, source: Source, editor: bool) -> None:
+    head, star = st.columns([5, 1], vertical_alignment="center")
+    badges = [f":blue-badge[{source.type}]", f":gray-badge[{source.language or '?'}]",
+              {"trained": ":green-badge[trained]", "never trained": ":red-badge[never trained]"}.get(
+                  status_of(source), ":orange-badge[changed since training]")]
+    if source.starred:
+        badges.insert(0, ":orange-badge[:material/star: starred]")
+    head.subheader(f"📄 {md(source.title)}", anchor=False)
+    head.markdown(" ".join(badges) + f"  `{source.path}`")
+    facts = [f"updated {stamp(source.updated_at)}", f"trained {stamp(source.trained_at)}"]
+    if source.origin:
+        facts.append(f"from {md(source.origin)}")
+    if source.url:
+        facts.append(f"url {md(source.url)}")
+    if source.description:
+        facts.insert(0, md(source.description))
+    head.caption(" · ".join(facts))
+    if editor:
+        key = f"star_{source.id}"
+        st.session_state[key] = source.starred
+        star.toggle("Starred", key=key, on_change=guarded(_star), args=(rt, ctx, source.path, key),
+                    help="Starred sources win near-ties in retrieval; effective on the next answer.")
+        tabs = st.tabs(["Edit", "Extracted text and chunks", "Move or delete"])
+        with tabs[0]:
+            edit_tab(rt, ctx, source)
+        with tabs[1]:
+            chunks_tab(rt, ctx, source)
+        with tabs[2]:
+            move_delete(rt, ctx, source.path, "source")
+    else:
+        chunks_tab(rt, ctx, source)
+
+
+def _describe(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
+    sources.set_folder_description(ctx, rt.store, path, st.session_state.get(key, ""))
+    flash("success", f"Description of `{path}` saved: browse shows it at once.")
+
+
+def folder_detail(rt: Runtime, ctx: TenantContext, path: str, editor: bool) -> None:
+    below = sources.list_sources(ctx, rt.store, path)
+    description = sources.folder_descriptions(ctx, rt.store).get(path, "")
+    st.subheader(f"📁 {md(path)}", anchor=False)
+    changed = sum(1 for s in below if s.changed)
+    st.caption(f"{len(below)} source(s) below, {changed} changed since training."
+               + (f" {md(description)}" if description and not editor else ""))
+    if not editor:
+        return
+    key = f"folder_description_{path}"
+    st.session_state.setdefault(key, description)
+    row = st.columns([5, 1], vertical_alignment="bottom")
+    row[0].text_input("Folder description", key=key, help="The agent's browse verb shows it next to the folder name.")
+    row[1].button("Save description", key=f"describe_{path}", on_click=guarded(_describe), args=(rt, ctx, path, key),
+                  width="stretch")
+    move_delete(rt, ctx, path, "folder")
+
+
+def tree_tab(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
+    items = sources.list_sources(ctx, rt.store)
+    if not items:
+        st.info("No sources yet." + (" Add some in **Add sources**: write one, upload files or a folder, paste HTML "
+                                      "or fetch a page." if editor else ""), icon=":material/inbox:")
+        return
+    query = st.text_input("Filter", key=FILTER, placeholder="Filter by path, title or description",
+                          label_visibility="collapsed")
+    rows = tree_rows(items, sources.folder_descriptions(ctx, rt.store), query)
+    if not rows:
+        st.info("Nothing matches this filter.")
+        return
+    tree(rows)
+    by_path = {r["path"]: r for r in rows}
+    if st.session_state.get(SELECTED) not in by_path:
+        st.session_state[SELECTED] = next((r["path"] for r in rows if r["kind"] == "source"), rows[0]["path"])
+    st.selectbox("Source or folder", list(by_path), key=SELECTED, on_change=_picked_in_box,
+                 format_func=lambda p: ("📁 " if by_path[p]["kind"] == "folder" else "📄 ") + p
+                 + (f" — {by_path[p]['title']}" if by_path[p]["title"] else ""),
+                 help="Or click a row of the tree.")
+    chosen = st.session_state[SELECTED]
+    with st.container(border=True):
+        source = sources.get(ctx, rt.store, chosen) if by_path[chosen]["kind"] == "source" else None
+        if source is not None:
+            source_detail(rt, ctx, source, editor)
+        else:
+            folder_detail(rt, ctx, chosen, editor)
+
+
+# -- adding sources ------------------------------------------------------------------------------------------
+def report_messages(report: ingest.ImportReport, what: str) -> None:
+    if report.saved:
+        flash("success", f"{what}: {len(report.saved)} source(s) saved ({', '.join(f'`{p}`' for p in report.saved[:8])}"
+                         + (" …" if len(report.saved) > 8 else "") + "). Train to make them answerable.")
+        select(report.saved[0])
+    if report.unchanged:
+        flash("info", f"{len(report.unchanged)} source(s) were already there with the same text.")
+    for error in report.errors:
+        flash("error", error["error"] if error["file"] in error["error"] else f"{error['file']}: {error['error']}")
+    if not (report.saved or report.unchanged or report.errors):
+        flash("warning", "Nothing to import: choose files or a folder first.")
+
+
+def _create(rt: Runtime, ctx: TenantContext, kind: str) -> None:
+    k = {f: f"new_{kind}_{f}" for f in ("path", "title", "content", "description", "language", "starred")}
+    source = sources.save(ctx, rt.store, st.session_state.get(k["path"], ""), type=kind, replace=False,
+                          title=st.session_state.get(k["title"], ""), content=st.session_state.get(k["content"], ""),
+                          description=st.session_state.get(k["description"], ""),
+                          language=st.session_state.get(k["language"]) or "", starred=st.session_state.get(k["starred"], False))
+    for key in k.values():
+        st.session_state.pop(key, None)
+    select(source.path)
+    flash("success", f"Created `{source.path}`. Train to make it answerable.")
+
+
+def create_form(rt: Runtime, ctx: TenantContext, kind: str) -> None:
+    qa = kind == "qa"
+    k = {f: f"new_{kind}_{f}" for f in ("path", "title", "content", "description", "language", "starred")}
+    left, right = st.columns([3, 1])
+    left.text_input("Path in the tree", key=k["path"], placeholder="faq/returns-deadline" if qa else "policies/returns")
+    right.selectbox("Language", ["", *DETECTABLE], key=k["language"], format_func=lambda c: c or "detect")
+    st.text_input("Question" if qa else "Title", key=k["title"])
+    st.text_input("Description (optional)", key=k["description"])
+    st.text_area("Answer" if qa else "Content", key=k["content"], height=200)
+    st.checkbox("Starred", key=k["starred"])
+    st.button("Create the Q&A pair" if qa else "Create the source", icon=":material/add:", type="primary",
+              key=f"create_{kind}", on_click=guarded(_create), args=(rt, ctx, kind))
+
+
+def _zip(rt: Runtime, ctx: TenantContext, name: str, data: bytes, prefix: str, report: ingest.ImportReport) -> None:
+    """A .zip of a folder: unpacked into a temporary directory (never outside it), then imported from disk."""
+    import io
+
+    try:
+        archive = zipfile.ZipFile(io.BytesIO(data))
+    except zipfile.BadZipFile:
+        report.errors.append({"file": name, "error": f"{name}: not a readable .zip; zip the folder again and retry."})
+        return
+    members = [m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
+    if len(members) > MAX_ZIP_FILES or sum(m.file_size for m in members) > MAX_ZIP_BYTES:
+        report.errors.append({"file": name, "error": f"{name}: too large (at most {MAX_ZIP_FILES} files and "
+                                                     f"{MAX_ZIP_BYTES // 1_000_000} MB unpacked); split it."})
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        for member in members:
+            relative = PurePosixPath(member.filename.replace("\\", "/"))
+            if relative.is_absolute() or ".." in relative.parts:
+                report.errors.append({"file": member.filename, "error": f"{member.filename}: unsafe path in {name}; skipped."})
+                continue
+            target = root.joinpath(*relative.parts)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(archive.read(member))
+        done = ingest.import_paths(ctx, rt.store, sorted(root.iterdir()), prefix)
+    for field in ("saved", "unchanged", "errors"):
+        getattr(report, field).extend(getattr(done, field))
+    for error in report.errors:  # name files by their place in the zip, not the temporary directory
+        error["file"] = error["file"].replace(str(root) + "/", f"{name}:")
+        error["error"] = error["error"].replace(str(root) + "/", f"{name}:")
+
+
+def _upload(rt: Runtime, ctx: TenantContext) -> None:
+    nonce = st.session_state.get("_upload_nonce", 0)
+    prefix = st.session_state.get("upload_prefix", "").strip()
+    files = [*(st.session_state.get(f"upload_files_{nonce}") or []), *(st.session_state.get(f"upload_dir_{nonce}") or [])]
+    report = ingest.ImportReport()
+    if prefix:
+        sources.normalize_path(prefix)  # a bad prefix is refused before anything is imported
+    for file in files:
+        if file.name.lower().endswith(".zip"):
+            _zip(rt, ctx, file.name, file.getvalue(), prefix, report)
+        else:
+            ingest.import_bytes(ctx, rt.store, file.name, file.getvalue(), prefix, report)
+    st.session_state["_upload_nonce"] = nonce + 1  # empty the uploaders
+    report_messages(report, "Upload")
+
+
+def upload_form(rt: Runtime, ctx: TenantContext) -> None:
+    nonce = st.session_state.get("_upload_nonce", 0)
+    st.caption(f"Supported: {', '.join(SUPPORTED)} (a .csv or .jsonl of question/answer pairs becomes a folder of Q&A "
+               "sources), and .zip archives of folders. A folder's structure becomes tree paths. A bad file gets its "
+               "own error and the rest goes on.")
+    st.text_input("Into folder (optional)", key="upload_prefix", placeholder="manuals")
+    files, folder = st.columns(2)
+    files.file_uploader("Files or a .zip", accept_multiple_files=True, key=f"upload_files_{nonce}",
+                        type=[e.lstrip(".") for e in SUPPORTED] + ["zip"])
+    folder.file_uploader("A whole folder", accept_multiple_files="directory", key=f"upload_dir_{nonce}",
+                         type=[e.lstrip(".") for e in SUPPORTED])
+    st.button("Import", icon=":material/upload:", type="primary", key="upload_import", on_click=guarded(_upload),
+              args=(rt, ctx))
+
+
+def _paste(rt: Runtime, ctx: TenantContext) -> None:
+    if not st.session_state.get("paste_path", "").strip():
+        raise SourceError("Give the pasted page a path in the tree, like 'web/returns'.")
+    report = ingest.import_html(ctx, rt.store, st.session_state["paste_path"], st.session_state.get("paste_html", ""),
+                                st.session_state.get("paste_url", "").strip())
+    report_messages(report, "Pasted page")
+
+
+def _fetch(rt: Runtime, ctx: TenantContext) -> None:
+    url = st.session_state.get("fetch_url", "").strip()
+    path = st.session_state.get("fetch_path", "").strip()
+    if not path:
+        name = PurePosixPath(url.split("?")[0].split("#")[0].rstrip("/")).name or "page"
+        path = f"web/{sources.slug(name.rsplit('.', 1)[0])}"
+    report = ingest.import_url(ctx, rt.store, path, url, timeout=rt.settings.fetch_timeout)
+    report_messages(report, "Fetched page")
+
+
+def add_tab(rt: Runtime, ctx: TenantContext) -> None:
+    tabs = st.tabs(["Write a text", "Write a Q&A pair", "Upload files or a folder", "Paste HTML", "Fetch a URL"])
+    with tabs[0]:
+        create_form(rt, ctx, "text")
+    with tabs[1]:
+        create_form(rt, ctx, "qa")
+    with tabs[2]:
+        upload_form(rt, ctx)
+    with tabs[3]:
+        row = st.columns(2)
+        row[0].text_input("Path in the tree", key="paste_path", placeholder="web/returns")
+        row[1].text_input("Page URL (optional, cited with answers)", key="paste_url")
+        st.text_area("HTML", key="paste_html", height=200, placeholder="<html>…</html>")
+        st.button("Import the page", icon=":material/code:", type="primary", key="paste_import",
+                  on_click=guarded(_paste), args=(rt, ctx))
+    with tabs[4]:
+        row = st.columns(2)
+        row[0].text_input("URL", key="fetch_url", placeholder="https://example.com/returns")
+        row[1].text_input("Path in the tree (optional)", key="fetch_path", placeholder="web/returns")
+        st.caption(f"Needs network access from this machine (timeout {rt.settings.fetch_timeout:g} s); offline, save "
+                   "the page as HTML and upload or paste it.")
+        st.button("Fetch and import", icon=":material/language:", type="primary", key="fetch_import",
+                  on_click=guarded(_fetch), args=(rt, ctx))
+
+
+def search_tab(rt: Runtime, ctx: TenantContext) -> None:
+    query = st.text_input("Question", placeholder="¿Cuánto tarda un envío a Canarias?", key="src_search")
+    if not query:
+        st.caption("What retrieval selects for a question, with its scores: the trained knowledge, as the agent sees it.")
+        return
+    result = rt.retriever.search(ctx, query)
+    st.caption(f"Rewritten: {md(result.rewritten)} · language {result.language} · {result.seconds * 1000:.0f} ms")
+    for n, hit in enumerate(result.hits, start=1):
+        with st.expander(f"{n}. {hit.path} — {hit.title} ({hit.type}, score {hit.score:.3f})", expanded=n == 1):
+            st.caption(f"similarity {hit.similarity:.3f} · bm25 {hit.bm25:.2f} · found by {hit.found_by} · {md(hit.reason)}")
+            st.text(hit.text)
+    if not result.hits:
+        st.warning("No chunk supports this question well enough: the agent would abstain.")
+
+
+def main() -> None:
+    rt = common.runtime()
+    ctx = common.context(rt)
+    editor = ctx.can("editor")
+    header(rt, ctx, editor)
+    show_flash()
+    names = ["Tree", "Add sources", "Try a search"] if editor else ["Tree", "Try a search"]
+    tabs = dict(zip(names, st.tabs(names)))
+    with tabs["Tree"]:
+        tree_tab(rt, ctx, editor)
+    if editor:
+        with tabs["Add sources"]:
+            add_tab(rt, ctx)
+    with tabs["Try a search"]:
+        search_tab(rt, ctx)
+
+
+main()
