@@ -5,6 +5,7 @@ and the offline responder, exactly as a new user would start it."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -70,4 +71,28 @@ def test_first_admin_then_the_backlog(page, app_url):
     page.get_by_text("Signed in as").wait_for()
     page.get_by_role("link", name="Gap backlog").click()
     page.get_by_role("heading", name="Gap backlog").wait_for()
+    assert page.get_by_text("Traceback").count() == 0
+
+
+def test_sources_write_train_then_the_sandbox_answers_from_it(page, app_url):
+    """After the first test signed in: add a source, train it, ask the sandbox, get a cited answer."""
+    page.get_by_role("link", name="Sources").click()
+    page.get_by_role("heading", name="Sources").wait_for()
+    page.get_by_role("tab", name="Add sources").click()
+    page.get_by_label("Path in the tree").first.fill("politicas/descuentos")
+    page.get_by_label("Title").last.fill("Descuentos para estudiantes")
+    page.get_by_label("Content").last.fill(
+        "Los estudiantes tienen un 10 % de descuento en bicicletas y accesorios presentando el carné "
+        "universitario en vigor, en tienda y en la web.")
+    page.get_by_role("button", name="Create the source").click()
+    page.get_by_text(re.compile(r"Created\s+politicas/descuentos")).wait_for(timeout=30_000)
+    page.get_by_role("button", name="Train", exact=True).click()
+    page.get_by_text("The agent answers from it now").wait_for()
+
+    page.get_by_role("link", name="Sandbox").click()
+    page.get_by_role("heading", name="Sandbox").wait_for()
+    page.get_by_placeholder("Write as the customer…").fill("¿Hacéis descuento a estudiantes?")
+    page.keyboard.press("Enter")
+    page.get_by_text("10 % de descuento").first.wait_for()
+    page.get_by_text("politicas/descuentos").first.wait_for()  # the citation names the new source
     assert page.get_by_text("Traceback").count() == 0
