@@ -39,3 +39,24 @@ def ctx(rt):
 def other_ctx(rt):
     create_tenant(rt.store, "globex", "Globex")
     return local_operator(rt.store, "globex")
+
+
+@pytest.fixture
+def environ(tmp_path):
+    """The admin app's settings variables; a test may add some (an LLM provider) before the runtime opens."""
+    return {"COBERTURA_DATA_DIR": str(tmp_path / "data")}
+
+
+@pytest.fixture
+def runtime(environ, monkeypatch):
+    """The runtime the admin app opens (``app_pages.common.runtime``): a temp data dir, the hashing embedder."""
+    import streamlit as st
+
+    from app_pages import common
+
+    rt = open_runtime(load_settings(environ), embedder=HashEmbedder(), tuning=TEST_TUNING)
+    monkeypatch.setattr(common, "open_runtime", lambda: rt)
+    st.cache_resource.clear()
+    yield rt
+    st.cache_resource.clear()
+    rt.close()

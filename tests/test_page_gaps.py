@@ -9,17 +9,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app_pages import common
 from core import sources
-from core.config import load_settings
-from core.runtime import open_runtime
 from core.tenancy import create_tenant, local_operator
-from tests.conftest import TEST_TUNING
 from tests.apptest import signed_in
-from tests.fakes import HashEmbedder, ScriptedProvider
+from tests.fakes import ScriptedProvider
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
 PAGE = "app_pages/gaps.py"
@@ -37,20 +33,6 @@ def record(rt, ctx, question, language="es", channel="web", days_ago=0.0):
         rt.backlog.clock = lambda: datetime.now(timezone.utc)
 
 
-@pytest.fixture
-def environ(tmp_path):
-    """The settings' variables; a test may add some (an LLM provider) before the runtime opens."""
-    return {"COBERTURA_DATA_DIR": str(tmp_path / "data")}
-
-
-@pytest.fixture
-def runtime(environ, monkeypatch):
-    rt = open_runtime(load_settings(environ), embedder=HashEmbedder(), tuning=TEST_TUNING)
-    monkeypatch.setattr(common, "open_runtime", lambda: rt)
-    st.cache_resource.clear()
-    yield rt
-    st.cache_resource.clear()
-    rt.close()
 
 
 @pytest.fixture

@@ -9,32 +9,18 @@ import json
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app_pages import common
 from core import qa, sources
 from core.agent.loop import Agent
-from core.config import load_settings
-from core.runtime import open_runtime
 from core.tenancy import authenticate, create_tenant, create_user, local_operator
-from tests.conftest import TEST_TUNING
-from tests.fakes import HashEmbedder, ScriptedProvider
+from tests.fakes import ScriptedProvider
 
 PAGE = Path(__file__).resolve().parent.parent / "app_pages" / "qa.py"
 RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."
 PASSWORD = "a long test password"
 
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch):
-    rt = open_runtime(load_settings({"COBERTURA_DATA_DIR": str(tmp_path / "data")}), embedder=HashEmbedder(),
-                      tuning=TEST_TUNING)
-    monkeypatch.setattr(common, "open_runtime", lambda: rt)
-    st.cache_resource.clear()
-    yield rt
-    st.cache_resource.clear()
-    rt.close()
 
 
 @pytest.fixture

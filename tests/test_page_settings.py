@@ -16,30 +16,14 @@ from app_pages import common
 from core import members, tenant_settings
 from core.agent.factory import make_agent
 from core.agent.prompts import message
-from core.config import load_settings
-from core.runtime import open_runtime
 from core.tenancy import create_tenant, create_user, login
-from tests.conftest import TEST_TUNING
-from tests.fakes import HashEmbedder, ScriptedProvider
+from tests.fakes import ScriptedProvider
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "settings.py")
 PASSWORD = "a long test password"
 SECRET = "sk-ant-api03-TestSecretValue0123456789abcdef"
 
 
-@pytest.fixture
-def environ(tmp_path):
-    return {"COBERTURA_DATA_DIR": str(tmp_path / "data")}
-
-
-@pytest.fixture
-def runtime(environ, monkeypatch):
-    rt = open_runtime(load_settings(environ), embedder=HashEmbedder(), tuning=TEST_TUNING)
-    monkeypatch.setattr(common, "open_runtime", lambda: rt)
-    st.cache_resource.clear()
-    yield rt
-    st.cache_resource.clear()
-    rt.close()
 
 
 @pytest.fixture

@@ -11,18 +11,13 @@ import zipfile
 from pathlib import Path
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from app_pages import common
 from core import conversation as conversations
 from core import sources
-from core.config import load_settings
 from core.index import chunk_source
-from core.runtime import open_runtime
 from core.tenancy import create_tenant, create_user, local_operator, login
-from tests.conftest import TEST_TUNING
-from tests.fakes import HashEmbedder
 
 PAGE = str(Path(__file__).resolve().parent.parent / "app_pages" / "sources.py")
 PASSWORD = "a long test password"
@@ -31,16 +26,6 @@ HOURS = "Abrimos de lunes a sábado de 10:00 a 20:00."
 LONG = "\n\n".join(f"Sección {n}. " + f"El envío a la zona {n} tarda {n + 1} días y cuesta {n * 2} euros. " * 12
                    for n in range(1, 6)).strip()
 
-
-@pytest.fixture
-def runtime(tmp_path, monkeypatch):
-    rt = open_runtime(load_settings({"COBERTURA_DATA_DIR": str(tmp_path / "data")}), embedder=HashEmbedder(),
-                      tuning=TEST_TUNING)
-    monkeypatch.setattr(common, "open_runtime", lambda: rt)
-    st.cache_resource.clear()
-    yield rt
-    st.cache_resource.clear()
-    rt.close()
 
 
 @pytest.fixture
