@@ -14,7 +14,7 @@ import pandas as pd
 import streamlit as st
 
 from core import conversation as conversations
-from core import sources
+from core import sources, tenant_settings
 from core.agent.factory import make_agent
 from core.config import ConfigError
 from core.conversation import CHANNELS, ConversationError
@@ -82,6 +82,7 @@ def ask(rt: Runtime, ctx: TenantContext, question: str) -> dict:
     agent = make_agent(rt, ctx=ctx)  # the tenant's agent: its settings, provider and model
     conversation_id = st.session_state.get(K_CONVERSATION)
     if conversation_id is None:
+        tenant_settings.admit(ctx, rt.store, channel)  # a disabled channel is refused before any row is written
         conversation_id = conversations.start(ctx, rt.store, channel, customer).id
         st.session_state[K_CONVERSATION] = conversation_id
     result = agent.ask(ctx, question, conversation_id=conversation_id, channel=channel)

@@ -218,3 +218,13 @@ def test_a_message_over_the_limit_is_an_error_message_and_starts_nothing(runtime
         "The message has 2001 characters; the limit is 2000. Shorten it or split it in two."]
     assert not at.chat_message
     assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"] == 0
+
+
+def test_a_disabled_channel_is_an_error_message_and_starts_nothing(runtime, ctx):
+    from core import tenant_settings
+    from core.conversation import CHANNELS
+
+    tenant_settings.update(ctx, runtime.store, channels_enabled=[c for c in CHANNELS if c != "sandbox"])
+    at = say(open_page(runtime.store), "¿Cuánto tarda un envío?")
+    assert len(at.error) == 1 and "The channel 'sandbox' is not enabled" in at.error[0].value
+    assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"] == 0
