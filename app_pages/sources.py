@@ -19,7 +19,7 @@ from pathlib import Path, PurePosixPath
 import pandas as pd
 import streamlit as st
 
-from core import ingest, sources
+from core import ingest, relocation, sources
 from core.chunking import MAX_CHARS, OVERLAP
 from core.extract import SUPPORTED, ExtractionError
 from core.impact import impact
@@ -370,11 +370,13 @@ def edit_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
 
 
 def _move(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
-    moved = sources.move(ctx, rt.store, path, st.session_state.get(key, ""))
+    moved = relocation.move(ctx, rt, path, st.session_state.get(key, ""))
     new = sources.normalize_path(st.session_state[key])
     st.session_state.pop(key, None)
     select(new)
-    flash("success", f"Moved {len(moved)} source(s) to `{new}`. Train to make the agent cite the new path.")
+    follow = (f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at the new path."
+              if moved.gaps or moved.qa_cases else "")
+    flash("success", f"Moved {len(moved.sources)} source(s) to `{new}`.{follow} Train to make the agent cite the new path.")
 
 
 def _delete(rt: Runtime, ctx: TenantContext, path: str) -> None:

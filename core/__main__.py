@@ -243,8 +243,11 @@ def cmd_rm(args) -> int:
 
 def cmd_mv(args) -> int:
     rt = _runtime()
-    moved = sources_mod.move(_ctx(rt, args.slug), rt.store, args.old, args.new)
-    print(f"Moved {len(moved)} source(s) to '{args.new}'. Train to apply: python -m core train {args.slug}")
+    from core.relocation import move
+
+    moved = move(_ctx(rt, args.slug), rt, args.old, args.new)
+    follow = f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at it." if moved.gaps or moved.qa_cases else ""
+    print(f"Moved {len(moved.sources)} source(s) to '{args.new}'.{follow} Train to apply: python -m core train {args.slug}")
     return 0
 
 

@@ -286,6 +286,14 @@ class Backlog(Reshaping):
             self._history(ctx, gap.id, "renamed", ctx.actor, detail={"from": gap.label})
         return self.require(ctx, gap.id)
 
+    def repoint_articles(self, ctx: TenantContext, old: str, new: str) -> int:
+        """The articles under ``old`` moved to ``new``: gaps closed with them follow (no history row: same article)."""
+        with self.store.write() as db:
+            return db.execute(
+                "UPDATE gaps SET article_path = ? || substr(article_path, ?) WHERE tenant_id = ? AND "
+                "(article_path = ? OR (article_path >= ? AND article_path < ?))",
+                [new, len(old) + 1, ctx.tenant_id, old, old + "/", old + "0"]).rowcount
+
     # -- retention ------------------------------------------------------------------------------------
     def retention_days(self, ctx: TenantContext) -> int:
         rows = self.store.query("SELECT retention_days FROM tenants WHERE id = ?", [ctx.tenant_id])

@@ -481,6 +481,14 @@ def delete_case(ctx: TenantContext, store: Store, case_id: int) -> None:
         _touch(ctx, db, case.suite_id)
 
 
+def repoint_cites(ctx: TenantContext, store: Store, old: str, new: str) -> int:
+    """Sources under ``old`` moved to ``new``: cases expecting a citation there follow them."""
+    with store.write() as db:
+        return db.execute(
+            "UPDATE qa_cases SET cite = ? || substr(cite, ?) WHERE tenant_id = ? AND deleted_at IS NULL AND "
+            "(cite = ? OR (cite >= ? AND cite < ?))", [new, len(old) + 1, ctx.tenant_id, old, old + "/", old + "0"]).rowcount
+
+
 # -- JSONL -------------------------------------------------------------------------------------------------
 def parse_jsonl(text: str) -> list[dict]:
     """Every case of a JSONL text, validated; raises QaImportError listing each bad line (blank lines skipped)."""
