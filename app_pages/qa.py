@@ -11,7 +11,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import qa
+from core import qa, qa_runs
 from core.conversation import CHANNELS, SUPPORT_CHANNELS, ConversationError
 from core.runtime import Runtime
 from core.tenancy import AuthError, TenantContext
@@ -210,11 +210,11 @@ def import_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool)
 def run_now(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
     bar = st.progress(0.0, text=f"Running {suite.cases} case(s)…")
 
-    def progress(done: int, total: int, result: qa.CaseResult) -> None:
+    def progress(done: int, total: int, result: qa_runs.CaseResult) -> None:
         bar.progress(done / total, text=f"Case {done}/{total}: {result.case['question'][:70]}")
 
     try:
-        run = qa.run_suite(ctx, rt, suite.id, progress=progress)
+        run = qa_runs.run_suite(ctx, rt, suite.id, progress=progress)
     except USER_ERRORS as exc:
         bar.empty()
         st.error(str(exc))
@@ -223,7 +223,7 @@ def run_now(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
     st.session_state[f"qa_run_{suite.id}"] = run.id
 
 
-def results_table(run: qa.Run) -> None:
+def results_table(run: qa_runs.Run) -> None:
     frame = pd.DataFrame({
         "Result": ["PASS" if r.passed else "FAIL" for r in run.results],
         "#": [r.case_id for r in run.results],
@@ -242,8 +242,8 @@ def results_table(run: qa.Run) -> None:
                                 "Why it failed": st.column_config.TextColumn(width="large")})
 
 
-def diff_view(rt: Runtime, ctx: TenantContext, run: qa.Run) -> None:
-    diff = qa.diff_runs(ctx, rt.store, run.id)
+def diff_view(rt: Runtime, ctx: TenantContext, run: qa_runs.Run) -> None:
+    diff = qa_runs.diff_runs(ctx, rt.store, run.id)
     if diff.previous_id is None:
         st.caption("The first run of this suite: the next run is compared with it.")
         return
@@ -278,7 +278,7 @@ def run_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
         run_now(rt, ctx, suite)
     row[1].caption("Each case is asked as a rehearsal: an in-memory conversation that leaves no conversation, "
                    "gap or handoff behind.")
-    runs = qa.list_runs(ctx, rt.store, suite.id)
+    runs = qa_runs.list_runs(ctx, rt.store, suite.id)
     if not runs:
         st.info("Not run yet." if suite.cases else "Add cases first.")
         return
@@ -288,9 +288,9 @@ def run_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
         st.session_state[key] = runs[0].id
     chosen = st.selectbox("Run", list(by_id), key=key, format_func=lambda i: (
         f"#{i} · {stamp(by_id[i].finished_at)} · {by_id[i].passed}/{by_id[i].total} passed · by {by_id[i].actor}"))
-    run = qa.get_run(ctx, rt.store, chosen)
-    previous = qa.previous_run_id(ctx, rt.store, run.id)
-    before = qa.get_run(ctx, rt.store, previous) if previous else None
+    run = qa_runs.get_run(ctx, rt.store, chosen)
+    previous = qa_runs.previous_run_id(ctx, rt.store, run.id)
+    before = qa_runs.get_run(ctx, rt.store, previous) if previous else None
     cols = st.columns(4)
     delta = None
     if before is not None and run.pass_rate is not None and before.pass_rate is not None \

@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-from core import qa
+from core import qa, qa_runs
 from core.conversation import ConversationError
 
 ACTIONS = ("suites", "import", "export", "run")
@@ -31,7 +31,7 @@ def _suite_row(suite: qa.Suite) -> dict:
             "last_run": suite.last_run}
 
 
-def _print_run(run: qa.Run, diff: qa.RunDiff) -> None:
+def _print_run(run: qa_runs.Run, diff: qa_runs.RunDiff) -> None:
     print(f"Suite '{run.suite}' — run #{run.id} ({run.provider or 'no provider'}), {run.total} case(s)")
     for r in run.results:
         got = r.status + (f" [{', '.join(r.paths)}]" if r.paths else "")
@@ -101,11 +101,11 @@ def _qa(args, runtime, context) -> int:
         sys.stdout.write(qa.export_jsonl(ctx, rt.store, words[1]))
         return 0
     suite = qa.require_suite(ctx, rt.store, words[1])
-    def progress(done: int, total: int, result: qa.CaseResult) -> None:
+    def progress(done: int, total: int, result: qa_runs.CaseResult) -> None:
         print(f"\r  case {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
 
-    run = qa.run_suite(ctx, rt, suite.id, progress=None if args.json or not sys.stderr.isatty() else progress)
-    diff = qa.diff_runs(ctx, rt.store, run.id)
+    run = qa_runs.run_suite(ctx, rt, suite.id, progress=None if args.json or not sys.stderr.isatty() else progress)
+    diff = qa_runs.diff_runs(ctx, rt.store, run.id)
     if args.json:
         _dump({"run": run.as_dict(), "diff": diff.as_dict()})
     else:

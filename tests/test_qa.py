@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from core import handoff, qa, sources
+from core import handoff, qa, qa_runs, sources
 from core.__main__ import main
 from core.agent.loop import Agent, Rehearsal
 from core.agent.protocol import TransportError
@@ -124,7 +124,7 @@ def test_every_expectation_passes_and_fails_with_a_reason(kb, rt):
                    uncovered(), uncovered(), uncovered(), uncovered(), uncovered(), returns_answer(),
                    [TransportError("upstream 503")])
     seen = []
-    run = qa.run_suite(kb, rt, suite.id, agent=bot, progress=lambda done, total, r: seen.append((done, total)))
+    run = qa_runs.run_suite(kb, rt, suite.id, agent=bot, progress=lambda done, total, r: seen.append((done, total)))
     assert seen == [(n, len(cases)) for n in range(1, len(cases) + 1)]
     results = {r.case_id: r for r in run.results}
     verdicts = [results[c.id].passed for c in cases]
@@ -144,14 +144,14 @@ def test_every_expectation_passes_and_fails_with_a_reason(kb, rt):
     assert results[cases[0].id].chunk_ids and results[cases[0].id].latency_ms >= 0
     assert counts(rt) == NOTHING  # QA traffic never reaches the conversation log, the backlog or the queue
     assert rt.backlog.gaps(kb) == [] and handoff.open_handoffs(kb, rt.store) == []
-    stored = qa.get_run(kb, rt.store, run.id)
+    stored = qa_runs.get_run(kb, rt.store, run.id)
     assert stored.as_dict() == run.as_dict() and stored.provider == "scripted"
 
 
 def test_a_run_needs_cases_and_an_empty_suite_says_so(kb, rt):
     suite = qa.create_suite(kb, rt.store, "empty")
     with pytest.raises(qa.QaError, match="has no cases yet"):
-        qa.run_suite(kb, rt, suite.id, agent=scripted(rt))
+        qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt))
 
 
 # -- diff -------------------------------------------------------------------------------------------------------------
@@ -160,13 +160,13 @@ def test_diff_names_flipped_cases_changed_citations_new_and_gone_cases(kb, rt):
     stays = qa.add_case(kb, rt.store, suite.id, "¿Plazo de devolución?", expect="answered")
     breaks = qa.add_case(kb, rt.store, suite.id, "¿Vendéis patinetes?", expect="abstains")
     gone = qa.add_case(kb, rt.store, suite.id, "¿Envíos a Canarias?", expect="answered", cite="politicas/envios")
-    first = qa.run_suite(kb, rt, suite.id, agent=scripted(rt, returns_answer(), uncovered(), shipping_answer()))
-    assert first.passed == 3 and qa.diff_runs(kb, rt.store, first.id).previous_id is None
+    first = qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, returns_answer(), uncovered(), shipping_answer()))
+    assert first.passed == 3 and qa_runs.diff_runs(kb, rt.store, first.id).previous_id is None
     qa.delete_case(kb, rt.store, gone.id)
     new = qa.add_case(kb, rt.store, suite.id, "¿Y monopatines?", expect="abstains")
     assert new.id > gone.id  # a deleted case's id is never given to a new one
-    second = qa.run_suite(kb, rt, suite.id, agent=scripted(rt, shipping_answer(), returns_answer(), uncovered()))
-    diff = qa.diff_runs(kb, rt.store, second.id)
+    second = qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, shipping_answer(), returns_answer(), uncovered()))
+    diff = qa_runs.diff_runs(kb, rt.store, second.id)
     assert diff.previous_id == first.id and not diff.empty
     assert [(c["case_id"], c["before"], c["after"]) for c in diff.changed] == [(breaks.id, True, False)]
     assert "got: answered" in diff.changed[0]["detail"]
@@ -177,10 +177,10 @@ def test_diff_names_flipped_cases_changed_citations_new_and_gone_cases(kb, rt):
     assert cited[breaks.id]["before"] == [] and [x["path"] for x in cited[breaks.id]["added"]] == ["politicas/devoluciones"]
     assert diff.new == [{"case_id": new.id, "question": "¿Y monopatines?", "passed": True}]
     assert [c["case_id"] for c in diff.gone] == [gone.id]
-    third = qa.run_suite(kb, rt, suite.id, agent=scripted(rt, shipping_answer(), returns_answer(), uncovered()))
-    assert qa.diff_runs(kb, rt.store, third.id).empty  # same results, same chunks
-    assert [r.id for r in qa.list_runs(kb, rt.store, suite.id)] == [third.id, second.id, first.id]
-    assert qa.diff_runs(kb, rt.store, third.id, previous_id=first.id).changed  # any earlier run can be compared
+    third = qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, shipping_answer(), returns_answer(), uncovered()))
+    assert qa_runs.diff_runs(kb, rt.store, third.id).empty  # same results, same chunks
+    assert [r.id for r in qa_runs.list_runs(kb, rt.store, suite.id)] == [third.id, second.id, first.id]
+    assert qa_runs.diff_runs(kb, rt.store, third.id, previous_id=first.id).changed  # any earlier run can be compared
     assert qa.list_suites(kb, rt.store)[0].last_run["id"] == third.id
 
 
@@ -204,7 +204,7 @@ def test_suites_and_cases_are_created_renamed_edited_and_deleted(kb, rt):
     qa.delete_case(kb, rt.store, case.id)
     assert qa.list_cases(kb, rt.store, suite.id) == []
     qa.add_case(kb, rt.store, suite.id, "¿Plazo?", expect="abstains")
-    qa.run_suite(kb, rt, suite.id, agent=scripted(rt, uncovered()))
+    qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, uncovered()))
     qa.delete_suite(kb, rt.store, suite.id)
     assert qa.list_suites(kb, rt.store) == []
     assert [rt.store.query(f"SELECT COUNT(*) AS n FROM {t}")[0]["n"] for t in ("qa_cases", "qa_runs", "qa_results")] == [0, 0, 0]
@@ -223,7 +223,7 @@ def test_changing_suites_needs_the_qa_role_running_needs_membership(kb, rt):
                    lambda: qa.delete_suite(editor, rt.store, suite.id)):
         with pytest.raises(AuthError, match="Only the qa role"):
             change()
-    run = qa.run_suite(editor, rt, suite.id, agent=scripted(rt, uncovered()))  # editors run and read
+    run = qa_runs.run_suite(editor, rt, suite.id, agent=scripted(rt, uncovered()))  # editors run and read
     assert run.passed == 1 and run.actor == "editor@acme.test"
     assert qa.export_jsonl(editor, rt.store, suite.id) == '{"question": "¿Vendéis patinetes?", "expect": "abstains"}\n'
 
@@ -236,18 +236,18 @@ def test_another_tenants_suite_answers_exactly_like_a_missing_one(kb, rt, other_
 
     missing_suite = failure(lambda: qa.require_suite(kb, rt.store, "theirs"))
     missing_case = failure(lambda: qa.require_case(kb, rt.store, 1))
-    missing_run = failure(lambda: qa.get_run(kb, rt.store, 1))
+    missing_run = failure(lambda: qa_runs.get_run(kb, rt.store, 1))
     theirs = qa.create_suite(other_ctx, rt.store, "theirs")
     case = qa.add_case(other_ctx, rt.store, theirs.id, "¿Secreto?", expect="abstains")
-    run = qa.run_suite(other_ctx, rt, theirs.id, agent=scripted(rt, uncovered()))
+    run = qa_runs.run_suite(other_ctx, rt, theirs.id, agent=scripted(rt, uncovered()))
     assert (theirs.id, case.id, run.id) == (1, 1, 1)  # the very ids looked up above
     assert failure(lambda: qa.require_suite(kb, rt.store, "theirs")) == missing_suite
     assert failure(lambda: qa.require_case(kb, rt.store, case.id)) == missing_case
-    assert failure(lambda: qa.get_run(kb, rt.store, run.id)) == missing_run
+    assert failure(lambda: qa_runs.get_run(kb, rt.store, run.id)) == missing_run
     assert qa.get_suite(kb, rt.store, theirs.id) is None and qa.list_suites(kb, rt.store) == []
     for call in (lambda: qa.list_cases(kb, rt.store, theirs.id), lambda: qa.export_jsonl(kb, rt.store, theirs.id),
-                 lambda: qa.run_suite(kb, rt, theirs.id, agent=scripted(rt)),
-                 lambda: qa.list_runs(kb, rt.store, theirs.id), lambda: qa.rename_suite(kb, rt.store, theirs.id, "mine"),
+                 lambda: qa_runs.run_suite(kb, rt, theirs.id, agent=scripted(rt)),
+                 lambda: qa_runs.list_runs(kb, rt.store, theirs.id), lambda: qa.rename_suite(kb, rt.store, theirs.id, "mine"),
                  lambda: qa.delete_suite(kb, rt.store, theirs.id)):
         assert failure(call) == missing_suite.replace("'theirs'", f"'{theirs.id}'")
     assert failure(lambda: qa.edit_case(kb, rt.store, case.id, "x", expect="abstains")) == missing_case
