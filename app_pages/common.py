@@ -104,3 +104,18 @@ def context(rt: Runtime) -> TenantContext:
     if session is None:
         raise AuthError("Sign in first.")
     return context_for(rt.store, session, str(st.session_state.get(TENANT_KEY) or ""))
+
+
+class Flash:
+    """Messages an action leaves for the next run of its page (a callback runs before the page redraws)."""
+
+    def __init__(self, key: str):
+        self.key = key
+
+    def set(self, kind: str, message: str) -> None:
+        """Queue ``message`` for ``st.<kind>`` (success, info, warning, error)."""
+        st.session_state.setdefault(self.key, []).append((kind, message))
+
+    def show(self) -> None:
+        for kind, message in st.session_state.pop(self.key, []):
+            getattr(st, kind)(message)

@@ -58,14 +58,8 @@ def stamp(iso: str | None) -> str:
     return when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if when else "—"
 
 
-def flash(kind: str, message: str) -> None:
-    st.session_state[FLASH] = (kind, message)
-
-
-def show_flash() -> None:
-    kind, message = st.session_state.pop(FLASH, (None, None))
-    if kind:
-        getattr(st, kind)(message)
+_flash = common.Flash(FLASH)
+flash, show_flash = _flash.set, _flash.show
 
 
 def guarded(action):

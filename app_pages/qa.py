@@ -26,14 +26,8 @@ FLASH = "qa_flash"
 NEW = 0  # the case selector's "new case" entry
 
 
-def flash(kind: str, message: str) -> None:
-    st.session_state[FLASH] = (kind, message)
-
-
-def show_flash() -> None:
-    kind, message = st.session_state.pop(FLASH, (None, None))
-    if kind:
-        getattr(st, kind)(message)
+_flash = common.Flash(FLASH)
+flash, show_flash = _flash.set, _flash.show
 
 
 def percent(rate: float | None) -> str:

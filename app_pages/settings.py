@@ -42,14 +42,8 @@ ROLE_HELP = {"admin": "everything, including these settings", "editor": "knowled
 
 
 # -- state ------------------------------------------------------------------------------------------------
-def flash(kind: str, message: str) -> None:
-    st.session_state[FLASH] = (kind, message)
-
-
-def show_flash() -> None:
-    kind, message = st.session_state.pop(FLASH, (None, None))
-    if kind:
-        getattr(st, kind)(message)
+_flash = common.Flash(FLASH)
+flash, show_flash = _flash.set, _flash.show
 
 
 def k(name: str) -> str:
