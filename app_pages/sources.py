@@ -49,13 +49,8 @@ def stamp(iso: str | None) -> str:
     return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if iso else "—"
 
 
-def flash(kind: str, message: str) -> None:
-    st.session_state.setdefault(FLASH, []).append((kind, message))
-
-
-def show_flash() -> None:
-    for kind, message in st.session_state.pop(FLASH, []):
-        getattr(st, kind)(message)
+_flash = common.Flash(FLASH)
+flash, show_flash = _flash.set, _flash.show
 
 
 def guarded(action):
@@ -246,8 +241,6 @@ def impact_box(report: dict, verb: str, proposed: bool = False) -> None:
                 "Question": [c["question"] for c in report["qa_cases"]],
                 "Expects": [c["expect"] for c in report["qa_cases"]], "Cite": [c["cite"] for c in report["qa_cases"]],
             }), hide_index=True)
-    elif not report["qa_available"]:
-        st.caption("QA suites are not set up on this data directory yet: no QA case to check.")
 
 
 # -- the chosen source -----------------------------------------------------------------------------------------

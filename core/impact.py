@@ -8,10 +8,8 @@
 - the recent answered turns that cited them (by chunk id, or by a path at or below ``path``: a turn
   that cited an earlier trained version still names the path);
 - the gaps closed (or closed, then reopened) with an article at or below that path;
-- the QA cases that expect a citation of that path, or of a folder holding it, or of a path inside
-  the folder. QA suites (``core/qa.py``, table ``qa_cases`` with at least ``tenant_id`` and ``cite``)
-  may not exist yet in a data dir: the table and its columns are looked up in ``sqlite_master`` and
-  ``PRAGMA table_info`` first, so this works before and after it lands (``qa_available`` says which).
+- the live QA cases that expect a citation of that path, or of a folder holding it, or of a path
+  inside the folder (``core.qa.cases_citing``).
 
 Every statement names the tenant in its WHERE clause; another tenant's turns, gaps and cases never
 appear. Nothing is written.
@@ -23,6 +21,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from core import qa
 from core import sources as sources_mod
 from core.index import chunk_id, chunk_source
 from core.sources import Source
@@ -108,53 +107,6 @@ def _gaps(ctx: TenantContext, store: Store, base: str) -> list[dict]:
     )
 
 
-def _columns(store: Store, table: str) -> set[str]:
-    if not store.query("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?", [table]):
-        return set()
-    return {row["name"] for row in store.query(f"PRAGMA table_info({table})")}
-
-
-def _cites(value: Any) -> list[str]:
-    """A case's expected citation(s): a path or prefix, or a JSON list of them; normalized."""
-    raw = value
-    if isinstance(value, str) and value.strip().startswith("["):
-        try:
-            raw = json.loads(value)
-        except json.JSONDecodeError:
-            raw = value
-    out = []
-    for item in raw if isinstance(raw, list) else [raw]:
-        try:
-            out.append(sources_mod.normalize_path(str(item or "")))
-        except sources_mod.SourceError:
-            continue
-    return out
-
-
-def _qa_cases(ctx: TenantContext, store: Store, base: str) -> tuple[bool, list[dict]]:
-    """(qa suites exist here, the cases whose expected citation is ``base``, holds it or lies inside it)."""
-    columns = _columns(store, "qa_cases")
-    if not {"tenant_id", "cite"} <= columns:
-        return False, []
-    wanted = [c for c in ("id", "suite_id", "question", "expect", "cite") if c in columns]
-    order = ", ".join(c for c in ("suite_id", "position", "id") if c in columns) or "rowid"
-    rows = store.query(
-        f"SELECT {', '.join(wanted)} FROM qa_cases WHERE tenant_id = ? AND cite IS NOT NULL AND cite != '' ORDER BY {order}",
-        [ctx.tenant_id],
-    )
-    suites: dict = {}
-    suite_columns = _columns(store, "qa_suites")
-    if "suite_id" in wanted and {"tenant_id", "id", "name"} <= suite_columns:
-        suites = {r["id"]: r["name"] for r in store.query("SELECT id, name FROM qa_suites WHERE tenant_id = ?", [ctx.tenant_id])}
-    cases = []
-    for row in rows:
-        if any(_within(base, cite) or _within(cite, base) for cite in _cites(row["cite"])):
-            case = {c: row.get(c) for c in ("id", "suite_id", "question", "expect", "cite")}
-            case["suite"] = suites.get(row.get("suite_id"), row.get("suite_id"))
-            cases.append(case)
-    return True, cases
-
-
 def impact(
     ctx: TenantContext,
     target: Any,
@@ -176,7 +128,7 @@ def impact(
     ``chunk_ids`` (trained now), ``changed_chunk_ids``, ``answers`` (each: turn_id, conversation_id,
     at, status, question, answer excerpt, cited [{id, path, title}], affected), ``answers_affected``,
     ``gaps`` (id, label, status, article_path, closed_at, count), ``closed_gaps``, ``qa_cases`` (id,
-    suite_id, suite, question, expect, cite), ``qa_available``, ``since``, ``days``, ``limit``.
+    suite_id, suite, question, expect, cite), ``since``, ``days``, ``limit``.
     """
     store = _store(target)
     base = sources_mod.normalize_path(path)
@@ -198,12 +150,11 @@ def impact(
         else:  # an answer that cited an earlier trained version (gone already) counts when anything changes
             answer["affected"] = bool(changed_set) and bool(ids & changed_set or ids - live)
     gaps = _gaps(ctx, store, base)
-    qa_available, qa_cases = _qa_cases(ctx, store, base)
     return {
         "path": base, "kind": kind, "sources": [s.path for s in scoped],
         "chunk_ids": chunk_ids, "changed_chunk_ids": changed,
         "answers": answers, "answers_affected": sum(1 for a in answers if a["affected"]),
         "gaps": gaps, "closed_gaps": sum(1 for g in gaps if g["status"] == "closed"),
-        "qa_cases": qa_cases, "qa_available": qa_available,
+        "qa_cases": qa.cases_citing(ctx, store, base),
         "since": since, "days": days, "limit": limit,
     }

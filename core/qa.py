@@ -409,6 +409,17 @@ def delete_case(ctx: TenantContext, store: Store, case_id: int) -> None:
         _touch(ctx, db, case.suite_id)
 
 
+def cases_citing(ctx: TenantContext, store: Store, path: str) -> list[dict]:
+    """Live cases whose expected citation is ``path``, a folder holding it, or a path inside it (a folder
+    being moved or edited): what an edit there could make pass or fail."""
+    rows = store.query(
+        "SELECT c.id, c.suite_id, s.name AS suite, c.question, c.expect, c.cite FROM qa_cases c "
+        "JOIN qa_suites s ON s.tenant_id = c.tenant_id AND s.id = c.suite_id "
+        "WHERE c.tenant_id = ? AND c.deleted_at IS NULL AND c.cite != '' ORDER BY c.suite_id, c.position, c.id",
+        [ctx.tenant_id])
+    return [row for row in rows if cites(path, row["cite"]) or cites(row["cite"], path)]
+
+
 def repoint_cites(ctx: TenantContext, store: Store, old: str, new: str) -> int:
     """Sources under ``old`` moved to ``new``: cases expecting a citation there follow them."""
     with store.write() as db:

@@ -7,7 +7,7 @@ from datetime import datetime, timedelta, timezone
 import pytest
 
 from core import conversation as conversations
-from core import sources
+from core import qa, sources
 from core.agent.loop import Agent
 from core.impact import impact, proposed_chunk_ids
 from tests.fakes import ScriptedProvider
@@ -142,48 +142,24 @@ def test_gaps_closed_with_the_article_are_listed(rt, ctx, kb):
     assert [g["status"] for g in reopened["gaps"]] == ["reopened"] and reopened["closed_gaps"] == 0
 
 
-QA_TABLES = (  # the shape of core/store.py's 005_qa migration (impact needs only tenant_id and cite)
-    "CREATE TABLE IF NOT EXISTS qa_suites (tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE, "
-    "id INTEGER PRIMARY KEY, name TEXT NOT NULL, created_at TEXT NOT NULL, updated_at TEXT NOT NULL, "
-    "created_by TEXT NOT NULL, UNIQUE (tenant_id, name))",
-    "CREATE TABLE IF NOT EXISTS qa_cases (tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE, "
-    "id INTEGER PRIMARY KEY, suite_id INTEGER NOT NULL REFERENCES qa_suites(id) ON DELETE CASCADE, "
-    "position INTEGER NOT NULL, question TEXT NOT NULL, prefix TEXT NOT NULL DEFAULT '[]', "
-    "channel TEXT NOT NULL DEFAULT 'web', expect TEXT NOT NULL, cite TEXT NOT NULL DEFAULT '', "
-    "card TEXT NOT NULL DEFAULT '', note TEXT NOT NULL DEFAULT '', created_at TEXT NOT NULL, updated_at TEXT NOT NULL)",
-)
-
-
-def qa_case(db, ctx, suite: str, question: str, expect: str, cite: str) -> None:
-    now = datetime.now(timezone.utc).isoformat(timespec="seconds")
-    db.execute("INSERT OR IGNORE INTO qa_suites (tenant_id, name, created_at, updated_at, created_by) VALUES (?,?,?,?,?)",
-               [ctx.tenant_id, suite, now, now, "test"])
-    suite_id = db.execute("SELECT id FROM qa_suites WHERE tenant_id = ? AND name = ?", [ctx.tenant_id, suite]).fetchone()[0]
-    db.execute("INSERT INTO qa_cases (tenant_id, suite_id, position, question, expect, cite, created_at, updated_at) "
-               "VALUES (?,?,?,?,?,?,?,?)", [ctx.tenant_id, suite_id, 0, question, expect, cite, now, now])
-
-
-def test_qa_cases_are_read_only_when_their_table_exists(rt, ctx, other_ctx, kb):
-    with rt.store.write() as db:  # a data dir from before QA suites (core/qa.py) landed
-        db.execute("DROP TABLE IF EXISTS qa_cases")
+def test_qa_cases_citing_the_path_its_folder_or_inside_it_are_listed(rt, ctx, other_ctx, kb):
+    envios = qa.create_suite(ctx, rt.store, "Envíos")
+    otra = qa.create_suite(ctx, rt.store, "Otra")
+    qa.add_case(ctx, rt.store, envios.id, "¿Zona 3?", expect="answered", cite="politicas/envios")
+    qa.add_case(ctx, rt.store, envios.id, "¿Políticas?", expect="answered", cite="politicas")  # a folder holding it
+    qa.add_case(ctx, rt.store, envios.id, "¿Horario?", expect="answered", cite="tienda/horario")
+    qa.add_case(ctx, rt.store, envios.id, "¿Patinetes?", expect="abstains")
+    gone = qa.add_case(ctx, rt.store, envios.id, "¿Borrada?", expect="answered", cite="politicas/envios")
+    qa.delete_case(ctx, rt.store, gone.id)  # a deleted case no longer depends on anything
+    qa.add_case(ctx, rt.store, otra.id, "¿Zona 2?", expect="answered", cite="politicas/envios")
+    theirs = qa.create_suite(other_ctx, rt.store, "Envíos")
+    qa.add_case(other_ctx, rt.store, theirs.id, "¿Zona 3? (globex)", expect="answered", cite="politicas/envios")
     report = impact(ctx, rt, "politicas/envios")
-    assert report["qa_available"] is False and report["qa_cases"] == []
-    with rt.store.write() as db:
-        for ddl in QA_TABLES:
-            db.execute(ddl)
-        qa_case(db, ctx, "Envíos", "¿Zona 3?", "answered", "politicas/envios")
-        qa_case(db, ctx, "Envíos", "¿Políticas?", "answered", "/Politicas/")  # a folder holding it, written loosely
-        qa_case(db, ctx, "Envíos", "¿Horario?", "answered", "tienda/horario")
-        qa_case(db, ctx, "Envíos", "¿Patinetes?", "abstains", "")
-        qa_case(db, ctx, "Otra", "¿Varias?", "answered", json.dumps(["tienda", "politicas/envios"]))
-        qa_case(db, other_ctx, "Envíos", "¿Zona 3? (globex)", "answered", "politicas/envios")
-    report = impact(ctx, rt, "politicas/envios")
-    assert report["qa_available"] is True
-    assert [c["question"] for c in report["qa_cases"]] == ["¿Zona 3?", "¿Políticas?", "¿Varias?"]
+    assert [c["question"] for c in report["qa_cases"]] == ["¿Zona 3?", "¿Políticas?", "¿Zona 2?"]
     assert report["qa_cases"][0]["suite"] == "Envíos" and report["qa_cases"][0]["expect"] == "answered"
     assert report["qa_cases"][2]["suite"] == "Otra"
     folder = impact(ctx, rt, "politicas")  # a case citing a path inside the folder is touched by moving the folder
-    assert {c["question"] for c in folder["qa_cases"]} == {"¿Zona 3?", "¿Políticas?", "¿Varias?"}
+    assert {c["question"] for c in folder["qa_cases"]} == {"¿Zona 3?", "¿Políticas?", "¿Zona 2?"}
     assert [c["question"] for c in impact(other_ctx, rt, "politicas/envios")["qa_cases"]] == ["¿Zona 3? (globex)"]
 
 
@@ -225,7 +201,6 @@ def test_an_answer_of_the_agent_is_found(rt, ctx, kb):
 
 
 def test_cases_made_by_core_qa_are_listed(rt, ctx, kb):
-    qa = pytest.importorskip("core.qa")  # QA suites land separately; the table-level test above covers both worlds
     suite = qa.create_suite(ctx, rt.store, "regresión")
     qa.add_case(ctx, rt.store, suite.id, "¿Cuánto tarda la zona 2?", expect="answered", cite="politicas/envios")
     qa.add_case(ctx, rt.store, suite.id, "¿Vendéis patinetes?", expect="abstains")
