@@ -1,41 +1,136 @@
-"""Handoffs to a person (H1): a reason from a closed catalog and the full conversation."""
+"""Handoffs to a person (H1): a reason from the tenant's closed catalog, the full conversation, the inbox
+where staff reply and close, the state of the tenant's webhook, and the gap a ``not_covered*`` handoff
+came from (so the backlog shows which gaps cost a person's time)."""
 from __future__ import annotations
 
 import json
 
 from core import conversation as conversations
+from core import tenant_settings
 from core.store import Store, utcnow
-from core.tenancy import TenantContext
+from core.tenancy import AuthError, TenantContext
 
-#: Built-in reasons; tenants extend the catalog in their settings (admin issue).
-REASONS = {
-    "not_covered_twice": "Two questions in a row that the knowledge base does not cover",
-    "customer_request": "The customer asked for a person",
-    "out_of_scope": "The request is outside what the agent may handle",
-}
+#: The built-in reasons (the agent itself uses them); the tenant's catalog adds its own.
+REASONS = tenant_settings.REASONS
+STATUSES = ("open", "closed")
+MAX_REPLY = 4000
+_COLUMNS = ("id, conversation_id, reason, status, created_at, transcript, gap_id, replies, closed_at, closed_by, "
+            "webhook_status, webhook_attempts, webhook_error, webhook_at")
 
 
-def create(ctx: TenantContext, store: Store, conversation_id: str, reason: str) -> int:
+class HandoffError(ValueError):
+    """Bad input for a handoff; the message says what was wrong and what to do."""
+
+
+def create(ctx: TenantContext, store: Store, conversation_id: str, reason: str, gap_id: int | None = None) -> int:
     """Hand a conversation to a person with its full transcript; returns the handoff id."""
-    if reason not in REASONS:
-        raise ValueError(f"Handoff reason {reason!r} is not in the catalog: {', '.join(REASONS)}.")
+    catalog = tenant_settings.handoff_reasons(ctx, store)
+    if reason not in catalog:
+        raise HandoffError(f"Handoff reason {reason!r} is not in this tenant's catalog: {', '.join(catalog)}.")
     conversations.require(ctx, store, conversation_id)
     transcript = conversations.turns(ctx, store, conversation_id)
+    webhook = "pending" if tenant_settings.get(ctx, store).handoff_webhook_url else "none"
     with store.write() as db:
         handoff_id = db.execute(
-            "INSERT INTO handoffs (tenant_id, conversation_id, reason, status, created_at, transcript) VALUES (?,?,?,?,?,?)",
-            [ctx.tenant_id, conversation_id, reason, "open", utcnow(), json.dumps(transcript, ensure_ascii=False, default=str)],
+            "INSERT INTO handoffs (tenant_id, conversation_id, reason, status, created_at, transcript, gap_id, webhook_status) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            [ctx.tenant_id, conversation_id, reason, "open", utcnow(),
+             json.dumps(transcript, ensure_ascii=False, default=str), gap_id, webhook],
         ).lastrowid
     conversations.mark_handed_off(ctx, store, conversation_id)
     return handoff_id
 
 
+def _decode(row: dict) -> dict:
+    row["transcript"], row["replies"] = json.loads(row["transcript"]), json.loads(row["replies"])
+    return row
+
+
+def handoffs(ctx: TenantContext, store: Store, status: str | None = "open") -> list[dict]:
+    """The inbox: this tenant's handoffs with ``status`` (None = all), oldest first."""
+    if status is not None and status not in STATUSES:
+        raise HandoffError(f"Unknown handoff status {status!r}; use one of {', '.join(STATUSES)}.")
+    where, params = ("AND status = ?", [status]) if status else ("", [])
+    rows = store.query(f"SELECT {_COLUMNS} FROM handoffs WHERE tenant_id = ? {where} ORDER BY id",
+                       [ctx.tenant_id, *params])
+    return [_decode(row) for row in rows]
+
+
 def open_handoffs(ctx: TenantContext, store: Store) -> list[dict]:
     """The queue: open handoffs of this tenant, oldest first."""
-    rows = store.query(
-        "SELECT id, conversation_id, reason, status, created_at, transcript FROM handoffs WHERE tenant_id = ? AND status = 'open' ORDER BY id",
-        [ctx.tenant_id],
-    )
-    for row in rows:
-        row["transcript"] = json.loads(row["transcript"])
-    return rows
+    return handoffs(ctx, store, "open")
+
+
+def get(ctx: TenantContext, store: Store, handoff_id: int) -> dict | None:
+    rows = store.query(f"SELECT {_COLUMNS} FROM handoffs WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, handoff_id])
+    return _decode(rows[0]) if rows else None
+
+
+def require(ctx: TenantContext, store: Store, handoff_id: int) -> dict:
+    found = get(ctx, store, handoff_id)
+    if found is None:
+        raise HandoffError(f"No handoff #{handoff_id} in this tenant; the inbox lists the existing ones.")
+    return found
+
+
+def _require_staff(ctx: TenantContext) -> None:
+    if not (ctx.can("editor") or ctx.can("admin")):
+        raise AuthError(f"Only an admin or an editor answers handoffs; '{ctx.actor}' is {ctx.role}.")
+
+
+def reply(ctx: TenantContext, store: Store, handoff_id: int, text: str) -> dict:
+    """A staff reply to the customer (the widget shows it in the conversation); the handoff stays open."""
+    _require_staff(ctx)
+    text = (text or "").strip()
+    if not text:
+        raise HandoffError("The reply is empty; write what the customer should read.")
+    if len(text) > MAX_REPLY:
+        raise HandoffError(f"The reply has {len(text):,} characters; the limit is {MAX_REPLY:,}. Shorten it.")
+    with store.write() as db:
+        current = require(ctx, store, handoff_id)
+        if current["status"] != "open":
+            raise HandoffError(f"Handoff #{handoff_id} is closed; reopen it to reply.")
+        replies = current["replies"] + [{"at": utcnow(), "by": ctx.actor, "text": text}]
+        db.execute("UPDATE handoffs SET replies = ? WHERE tenant_id = ? AND id = ?",
+                   [json.dumps(replies, ensure_ascii=False), ctx.tenant_id, handoff_id])
+    return require(ctx, store, handoff_id)
+
+
+def close(ctx: TenantContext, store: Store, handoff_id: int) -> dict:
+    """Close a handoff (it leaves the open queue; its transcript and replies stay)."""
+    _require_staff(ctx)
+    with store.write() as db:
+        require(ctx, store, handoff_id)
+        db.execute("UPDATE handoffs SET status = 'closed', closed_at = ?, closed_by = ? WHERE tenant_id = ? AND id = ?",
+                   [utcnow(), ctx.actor, ctx.tenant_id, handoff_id])
+    return require(ctx, store, handoff_id)
+
+
+def reopen(ctx: TenantContext, store: Store, handoff_id: int) -> dict:
+    _require_staff(ctx)
+    with store.write() as db:
+        require(ctx, store, handoff_id)
+        db.execute("UPDATE handoffs SET status = 'open', closed_at = NULL, closed_by = NULL WHERE tenant_id = ? AND id = ?",
+                   [ctx.tenant_id, handoff_id])
+    return require(ctx, store, handoff_id)
+
+
+def record_delivery(ctx: TenantContext, store: Store, handoff_id: int, status: str, attempts: int,
+                    error: str | None = None) -> None:
+    """The outcome of calling the tenant's webhook for this handoff (the inbox shows failures)."""
+    with store.write() as db:
+        db.execute("UPDATE handoffs SET webhook_status = ?, webhook_attempts = webhook_attempts + ?, webhook_error = ?, "
+                   "webhook_at = ? WHERE tenant_id = ? AND id = ?",
+                   [status, attempts, error, utcnow(), ctx.tenant_id, handoff_id])
+
+
+def replies_for(ctx: TenantContext, store: Store, conversation_id: str, after: int = 0) -> list[dict]:
+    """Staff replies in one conversation, for the customer's widget: numbered 1, 2, … across its handoffs,
+    those after ``after``. Another tenant's or another customer's conversation answers as a missing one."""
+    convo = conversations.get(ctx, store, conversation_id)
+    if convo is None or (convo.customer_id or None) != (ctx.customer_id or None):
+        raise HandoffError(f"No conversation '{conversation_id}'.")
+    rows = store.query("SELECT replies FROM handoffs WHERE tenant_id = ? AND conversation_id = ? ORDER BY id",
+                       [ctx.tenant_id, conversation_id])
+    flat = [r for row in rows for r in json.loads(row["replies"])]
+    return [{"id": n, "at": r["at"], "text": r["text"]} for n, r in enumerate(flat, start=1) if n > after]

@@ -10,6 +10,7 @@ from core.index import Index
 from core.knowledge import Knowledge
 from core.retrieval import Retriever, Tuning
 from core.store import Store
+from core.webhooks import Notifier
 
 
 @dataclass
@@ -20,13 +21,16 @@ class Runtime:
     retriever: Retriever
     knowledge: Knowledge
     backlog: Backlog
+    notifier: Notifier
 
     def close(self) -> None:
+        self.notifier.close()
         self.index.keywords.close()
         self.store.close()
 
 
-def open_runtime(settings: Settings | None = None, embedder: Embedder | None = None, tuning: Tuning | None = None) -> Runtime:
+def open_runtime(settings: Settings | None = None, embedder: Embedder | None = None, tuning: Tuning | None = None,
+                 notifier: Notifier | None = None) -> Runtime:
     """Open (and migrate) everything under the settings' data directory."""
     settings = settings or load_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
@@ -35,4 +39,4 @@ def open_runtime(settings: Settings | None = None, embedder: Embedder | None = N
     backlog = Backlog(store, index.embedder)
     backlog.adopt_raw_events()
     backlog.purge_all()  # retention on start (and hourly while recording, and `python -m core purge`)
-    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog)
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier or Notifier(store))

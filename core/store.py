@@ -315,6 +315,46 @@ def _m005_qa(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m007_public(db: sqlite_utils.Database) -> None:
+    """The public endpoint (P1-P4, H1): one site key per tenant (the public key the widget sends and the
+    secret that signs identified customers' tokens), the private question log written when a chat opens,
+    and the handoff inbox: staff replies, closing, the gap a ``not_covered*`` handoff came from, and the
+    delivery state of the tenant's webhook."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE site_keys (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            public_key TEXT NOT NULL UNIQUE,
+            secret TEXT NOT NULL,
+            key_rotated_at TEXT NOT NULL,
+            secret_rotated_at TEXT NOT NULL,
+            rotated_by TEXT NOT NULL
+        );
+        CREATE TABLE question_log (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            at TEXT NOT NULL,
+            conversation_id TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            customer_id TEXT,
+            language TEXT NOT NULL,
+            question TEXT NOT NULL
+        );
+        CREATE INDEX question_log_tenant ON question_log (tenant_id, id);
+        ALTER TABLE handoffs ADD COLUMN gap_id INTEGER;
+        ALTER TABLE handoffs ADD COLUMN replies TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE handoffs ADD COLUMN closed_at TEXT;
+        ALTER TABLE handoffs ADD COLUMN closed_by TEXT;
+        ALTER TABLE handoffs ADD COLUMN webhook_status TEXT NOT NULL DEFAULT 'none';
+        ALTER TABLE handoffs ADD COLUMN webhook_attempts INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE handoffs ADD COLUMN webhook_error TEXT;
+        ALTER TABLE handoffs ADD COLUMN webhook_at TEXT;
+        CREATE INDEX handoffs_tenant_status ON handoffs (tenant_id, status, id);
+        """,
+    )
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
@@ -323,6 +363,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("004_gaps", _m004_gaps),
     ("005_qa", _m005_qa),
     ("006_tenant_settings", _m006_tenant_settings),
+    ("007_public", _m007_public),
 ]
 
 

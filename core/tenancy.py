@@ -11,7 +11,9 @@ import hashlib
 import hmac
 import re
 import secrets
+import time
 from dataclasses import dataclass, field
+from typing import Callable
 
 from core.store import Store, utcnow
 
@@ -208,3 +210,33 @@ def create_first_admin(store: Store, email: str, password: str) -> UserSession:
 def local_operator(store: Store, tenant_slug: str, actor: str = "operator") -> TenantContext:
     """The local operator of the CLI: whoever can run commands on the data directory is its admin."""
     return _context(store, tenant_slug, f"cli:{actor}", "admin", "cli")
+
+
+def visitor_context(store: Store, public_key: str, customer_token: str | None = None, *,
+                    clock: Callable[[], float] = time.time) -> TenantContext:
+    """The public widget's context (P1): the tenant comes only from its site key; an identified customer
+    (channel ``identified``) only from a token signed with that tenant's secret. Anonymous visitors get the
+    ``web`` channel and no customer id."""
+    from core import site_keys  # site_keys needs this module's types
+
+    found = site_keys.lookup(store, public_key)
+    if found is None:
+        raise AuthError("Unknown site key. Copy the widget snippet again from Settings → Website widget "
+                        "(the key may have been rotated).")
+    slug, secret = found
+    if customer_token:
+        customer = site_keys.verify_customer_token(secret, customer_token, clock=clock)
+        ctx = _context(store, slug, f"customer:{customer}", "customer", "identified")
+        return TenantContext(ctx.tenant_id, ctx.tenant_slug, ctx.actor, "customer", "identified", customer, _AUTHENTICATED)
+    return _context(store, slug, "visitor", "customer", "web")
+
+
+def log_reader(store: Store, configured_token: str, presented_token: str, tenant_slug: str) -> TenantContext:
+    """The reader of the private question and turn logs (P4): whoever presents the process's admin token.
+
+    Fails closed: with no token configured nobody can read them."""
+    if not configured_token:
+        raise AuthError("The private logs are closed: set COBERTURA_ADMIN_TOKEN on the server to open them.")
+    if not hmac.compare_digest((presented_token or "").encode(), configured_token.encode()):
+        raise AuthError("Wrong admin token.")
+    return _context(store, tenant_slug, "admin-token", "admin", "api")

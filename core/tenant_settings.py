@@ -12,12 +12,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from core.config import DEFAULT_ANTHROPIC_MODEL, ConfigError, Settings, check_provider_settings
 from core.conversation import CHANNELS, ConversationError
-from core.handoff import REASONS
 from core.language import DETECTABLE
 from core.store import Store, utcnow
 from core.tenancy import AuthError, TenantContext
@@ -31,6 +31,13 @@ MAX_TEXT = 4000
 MAX_NAME = 200
 MAX_DESCRIPTION = 500
 MAX_CATALOG = 100
+#: Built-in handoff reasons (H1), used by the agent itself; tenants add their own and may reword these.
+REASONS = {
+    "not_covered_twice": "Two questions in a row that the knowledge base does not cover",
+    "customer_request": "The customer asked for a person",
+    "out_of_scope": "The request is outside what the agent may handle",
+}
+MAX_URL = 500
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
 # well-known key shapes, plus any long run of letters and digits that mixes cases and digits
@@ -62,6 +69,7 @@ class TenantSettings:
     kill_switch: bool = False
     provider: str = ""  # "" = the process default
     model: str = ""  # "" = the provider's default model from the environment
+    handoff_webhook_url: str = ""  # called (POST, signed with the tenant's secret) on every new handoff
     updated_at: str | None = None
     updated_by: str | None = None
 
@@ -72,7 +80,7 @@ class TenantSettings:
 
 #: Fields ``update`` accepts (the name goes to ``tenants.name``, the rest to ``tenant_settings``).
 EDITABLE = ("name", "instructions", "guardrails", "languages", "channels_enabled", "handoff_reasons", "sections",
-            "kill_switch", "provider", "model")
+            "kill_switch", "provider", "model", "handoff_webhook_url")
 _STORED = EDITABLE[1:]
 
 
@@ -188,7 +196,8 @@ def update(ctx: TenantContext, store: Store, *, process: Settings | None = None,
             process = load_settings()
         _check_provider(merged.provider, merged.model, process)
     for name, value in clean.items():
-        _refuse_secrets(name, value, process)
+        if name != "handoff_webhook_url":  # a webhook URL often carries its own token (Slack, Zapier): it is the setting
+            _refuse_secrets(name, value, process)
     payload = json.dumps({name: value for name, value in merged.as_dict().items() if name in _STORED}, ensure_ascii=False)
     with store.write() as db:
         db.execute(
@@ -258,7 +267,20 @@ def _clean(name: str, value: Any) -> Any:
         if model and not _MODEL.match(model):
             raise TenantSettingsError(f"Model {model!r} is not a model name (letters, digits and . _ : / @ + -).")
         return model
+    if name == "handoff_webhook_url":
+        return _webhook_url(value)
     raise TenantSettingsError(f"Unknown setting {name!r}; the settings are {', '.join(EDITABLE)}.")
+
+
+def _webhook_url(value: Any) -> str:
+    url = _text("The handoff webhook URL", value, MAX_URL).strip()
+    if not url:
+        return ""
+    parts = urlsplit(url)
+    if parts.scheme not in ("http", "https") or not parts.hostname:
+        raise TenantSettingsError(f"The handoff webhook URL {url!r} is not an http(s) URL; write it in full, e.g. "
+                                  "https://example.com/hooks/cobertura.")
+    return url
 
 
 def _text(name: str, value: Any, limit: int) -> str:

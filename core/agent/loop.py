@@ -15,6 +15,7 @@ from core import handoff
 from core import sources as sources_mod
 from core import tenant_settings
 from core.agent import prompts
+from core.agent.followups import followups
 from core.agent.protocol import Message, Provider, TransportError
 from core.agent.tools import Tool, Toolbox, TurnEvidence
 from core.grounding import Evidence, check, release
@@ -38,11 +39,14 @@ class TurnResult:
     handoff_id: int | None = None
     truncated: bool = False
     trace: dict = field(default_factory=dict)
+    sections: list[dict] = field(default_factory=list)  # page sections to point at (H2): {id, description}
+    followups: list[str] = field(default_factory=list)  # related questions the knowledge base answers
 
     def as_dict(self) -> dict:
         return {"status": self.status, "answer": self.answer, "citations": self.citations, "clarify": self.clarify,
                 "gap_id": self.gap_id, "handoff_id": self.handoff_id, "truncated": self.truncated,
-                "conversation_id": self.conversation_id, "language": self.language, "trace": self.trace}
+                "conversation_id": self.conversation_id, "language": self.language, "sections": self.sections,
+                "followups": self.followups, "trace": self.trace}
 
 
 class Cancelled(Exception):
@@ -92,15 +96,20 @@ class Agent:
 
     def ask(self, ctx: TenantContext, question: str, conversation_id: str | None = None, channel: str = "web",
             cancelled: Callable[[], bool] = lambda: False, record: bool = True,
-            rehearsal: Rehearsal | None = None) -> TurnResult:
+            rehearsal: Rehearsal | None = None, on_event: Callable[[str, dict], None] | None = None) -> TurnResult:
         """Answer one message. ``record=False`` is a dry run (gap replay): the same tools and gate, but no
         conversation, turn, gap or handoff is written. A ``rehearsal`` (QA runs) is a dry run in an in-memory
-        conversation: see :class:`Rehearsal`."""
+        conversation: see :class:`Rehearsal`. ``on_event(name, data)`` hears the turn's progress as it happens
+        (``provider`` when a provider answers a round, ``tool`` after each call); nothing of the answer goes
+        through it: the answer exists only in the result, after the gate. ``cancelled`` is polled before every
+        provider round and tool call; when it turns true the turn raises :class:`Cancelled` and records nothing."""
         question = conversations.check_message(question)
         record = record and rehearsal is None
         # tenant settings (S2): a disabled channel is refused (ChannelDisabled); with the kill switch on the
         # turn answers a fixed message and nothing else runs: no provider, no tool, no gap. Dry runs are exempt.
-        if record and tenant_settings.admit(ctx, self.rt.store, channel, conversation_id).kill_switch:
+        settings = (tenant_settings.admit(ctx, self.rt.store, channel, conversation_id) if record
+                    else tenant_settings.get(ctx, self.rt.store))
+        if record and settings.kill_switch:
             language = detect(question)
             return TurnResult("error", prompts.message("switched_off", language), conversation_id or "", language,
                               trace={"channel": channel, "language": language, "fault": "kill_switch", "rounds": [],
@@ -123,17 +132,19 @@ class Agent:
         language = detect(question)
         evidence = TurnEvidence()
         evidence.texts.update({cid: c.text for cid, c in self.rt.index.chunks(ctx, earlier).items()})
-        toolbox = Toolbox(self.rt, ctx, history, evidence, self.extra_tools)
+        toolbox = Toolbox(self.rt, ctx, history, evidence, self.extra_tools, reasons=dict(settings.handoff_reasons),
+                          sections=dict(settings.sections))
+        emit = on_event or (lambda name, data: None)
         system = prompts.system_prompt(self.tenant_name or ctx.tenant_slug, language)
         messages = [Message(role, text) for role, text in history] + [Message("user", question)]
         trace: dict = {"channel": convo.channel, "language": language, "rounds": [], "gate": [], "tools": evidence.calls,
                        "hits": evidence.hits}
-        usage = {"input_tokens": 0, "output_tokens": 0}
+        usage = {"input_tokens": 0, "output_tokens": 0, "provider_ms": 0}
         status, answer, truncated, fault = "", "", False, None
         verdict = None
         try:
             for attempt in range(2):  # the answer, then at most one revision
-                text = self._run_rounds(system, messages, toolbox, usage, trace, started, cancelled)
+                text = self._run_rounds(system, messages, toolbox, usage, trace, started, cancelled, emit)
                 if evidence.clarify is not None:
                     status = "clarify"
                     break
@@ -163,8 +174,15 @@ class Agent:
         elif status == "answered":
             result.answer, ids = release(answer)
             result.citations = self._citations(ctx, ids)
+            result.followups = followups(evidence.hits, ids, question)
+        elif evidence.handoff:  # the model handed over: a person takes it, whatever it wrote; no gap
+            result.status, result.answer = "handoff", prompts.message("handoff", language)
         else:
             self._abstain(ctx, result, question, convo, verdict, trace, record)
+        if not fault:
+            result.sections = list(evidence.sections)
+            if evidence.handoff:
+                trace["handoff_requested"] = evidence.handoff
         last = trace["rounds"][-1] if trace["rounds"] else {"provider": self.provider.name, "model": self.provider.model}
         trace.update({"provider": last["provider"] or self.provider.name, "model": last["model"] or self.provider.model,
                       "latency_ms": latency_ms,
@@ -181,14 +199,26 @@ class Agent:
             provider=str(trace["provider"]), model=str(trace["model"]), latency_ms=latency_ms,
             input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"], trace=trace, uncovered=uncovered,
         )
-        if uncovered and self._second_uncovered(ctx, convo):
-            result.handoff_id = handoff.create(ctx, store, convo.id, "not_covered_twice")
+        current = conversations.require(ctx, store, convo.id)
+        if uncovered and hands_off(convo.channel, current.uncovered, current.handed_off):
+            result.handoff_id = self._hand_off(ctx, convo.id, "not_covered_twice", result.gap_id)
             result.status = "handoff"
             result.answer = f"{result.answer} {prompts.message('handoff', language)}"
+        elif evidence.handoff and not fault:
+            if not current.handed_off:  # one open handoff per conversation: the team already has it otherwise
+                result.handoff_id = self._hand_off(ctx, convo.id, evidence.handoff, result.gap_id)
+            result.status = "handoff"
         return result
 
+    def _hand_off(self, ctx: TenantContext, conversation_id: str, reason: str, gap_id: int | None) -> int:
+        """Queue the handoff (a ``not_covered*`` one linked to its gap) and notify the tenant's webhook."""
+        handoff_id = handoff.create(ctx, self.rt.store, conversation_id, reason,
+                                    gap_id if reason.startswith("not_covered") else None)
+        self.rt.notifier.handoff_created(ctx, handoff_id)
+        return handoff_id
+
     def _run_rounds(self, system: str, messages: list[Message], toolbox: Toolbox, usage: dict, trace: dict,
-                    started: float, cancelled: Callable[[], bool]) -> str:
+                    started: float, cancelled: Callable[[], bool], emit: Callable[[str, dict], None]) -> str:
         """Provider rounds until the model stops calling tools; returns its buffered final text."""
         for _ in range(MAX_ROUNDS):
             if cancelled():
@@ -196,8 +226,12 @@ class Agent:
             remaining = self.budget - (self.clock() - started)
             if remaining <= 0:
                 raise TimeoutError()
+            asked = time.perf_counter()
             reply = self.provider.complete(system, messages, toolbox.specs(), max_tokens=1024,
                                            timeout=min(remaining, self.call_timeout))
+            usage["provider_ms"] += int((time.perf_counter() - asked) * 1000)
+            if not trace["rounds"] or trace["rounds"][-1]["provider"] != reply.provider:  # first, and on failover
+                emit("provider", {"name": reply.provider or self.provider.name, "model": reply.model or self.provider.model})
             usage["input_tokens"] += reply.usage.input_tokens
             usage["output_tokens"] += reply.usage.output_tokens
             trace["rounds"].append({"provider": reply.provider, "model": reply.model, "tool_calls": [
@@ -206,14 +240,14 @@ class Agent:
                 return reply.text
             messages.append(Message("assistant", reply.text, tool_calls=reply.tool_calls))
             for call in reply.tool_calls:
+                if cancelled():
+                    raise Cancelled()
                 messages.append(toolbox.run(call))
+                done = toolbox.evidence.calls[-1]
+                emit("tool", {"name": call.name, "status": done.get("status"), "found": done.get("status") == "found"})
             if toolbox.evidence.clarify is not None:
                 return ""
         raise TimeoutError()
-
-    def _second_uncovered(self, ctx: TenantContext, convo) -> bool:
-        current = conversations.require(ctx, self.rt.store, convo.id)
-        return hands_off(convo.channel, current.uncovered, current.handed_off)
 
     @staticmethod
     def _rehearse(rehearsal: Rehearsal, question: str, result: TurnResult, evidence: list[str]) -> None:
@@ -221,6 +255,12 @@ class Agent:
         rehearsal.turns.append((question, result.answer))
         rehearsal.evidence = list(dict.fromkeys([*rehearsal.evidence, *evidence]))
         result.trace["rehearsal"] = True
+        requested = result.trace.get("handoff_requested")
+        if requested:
+            rehearsal.handed_off = True
+            result.status = "handoff"
+            result.trace["handoff"] = {"reason": requested, "recorded": False}
+            return
         if result.status != "abstained":
             return
         rehearsal.uncovered += 1

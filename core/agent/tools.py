@@ -32,6 +32,8 @@ class TurnEvidence:
     hits: list[dict] = field(default_factory=list)
     faults: int = 0
     clarify: list[dict] | None = None
+    handoff: str | None = None  # the reason, when the model handed the conversation to a person this turn
+    sections: list[dict] = field(default_factory=list)  # page sections to point at: {id, description}
 
 
 @dataclass(frozen=True)
@@ -72,6 +74,27 @@ CLARIFY = ToolSpec(
         "required": ["question", "options"]}}}, "required": ["questions"]},
 )
 
+HANDOFF_NOTE = ("Hand the conversation to a person of the team, who will see it whole. Use it when the customer asks "
+                "for a person, or when the request needs someone with authority; never instead of searching.")
+SECTION_NOTE = ("Point the customer at a place on the page they are on (the widget scrolls to it and highlights it). "
+                "Use it when a section of the page is where they can see or do what they asked.")
+
+
+def handoff_spec(reasons: dict[str, str]) -> ToolSpec:
+    """The handoff tool, with the tenant's closed catalog of reasons (H1)."""
+    listing = "; ".join(f"{code}: {text}" for code, text in reasons.items())
+    return ToolSpec("handoff", f"{HANDOFF_NOTE} Reasons: {listing}.", {"type": "object", "properties": {
+        "reason": {"type": "string", "enum": list(reasons), "description": "one of the reasons listed"}},
+        "required": ["reason"]})
+
+
+def section_spec(sections: dict[str, str]) -> ToolSpec:
+    """The show_section tool, with the tenant's closed catalog of page sections (H2), one per line."""
+    listing = "\n".join(f"- {ident}: {text}" for ident, text in sections.items())
+    return ToolSpec("show_section", f"{SECTION_NOTE} Sections:\n{listing}", {"type": "object", "properties": {
+        "id": {"type": "string", "enum": list(sections), "description": "one of the section ids listed"}},
+        "required": ["id"]})
+
 
 def candidate(hit: Hit, selected: bool) -> dict:
     """One retrieved chunk as the trace keeps it (no text): scores, type, and why it was selected or dropped."""
@@ -94,12 +117,18 @@ class Toolbox:
     """The tools of one turn, bound to the tenant's context and the conversation's history."""
 
     def __init__(self, rt: Runtime, ctx: TenantContext, history: Sequence[tuple[str, str]], evidence: TurnEvidence,
-                 extra: Sequence[Tool] = ()):
+                 extra: Sequence[Tool] = (), reasons: dict[str, str] | None = None, sections: dict[str, str] | None = None):
         self.rt, self.ctx, self.history, self.evidence = rt, ctx, list(history), evidence
         self.extra = {tool.spec.name: tool for tool in extra}
+        self.reasons, self.sections = dict(reasons or {}), dict(sections or {})
 
     def specs(self) -> list[ToolSpec]:
-        return [SEARCH, BROWSE, READ, CLARIFY, *(t.spec for t in self.extra.values())]
+        built_in = [SEARCH, BROWSE, READ, CLARIFY]
+        if self.reasons:
+            built_in.append(handoff_spec(self.reasons))
+        if self.sections:
+            built_in.append(section_spec(self.sections))
+        return [*built_in, *(t.spec for t in self.extra.values())]
 
     def run(self, call: ToolCall) -> Message:
         """Run one call; always returns a tool message (errors included)."""
@@ -113,6 +142,10 @@ class Toolbox:
                 result = self._read(str(call.arguments.get("path", "")))
             elif call.name == "clarify":
                 result = self._clarify(call.arguments.get("questions"))
+            elif call.name == "handoff" and self.reasons:
+                result = self._handoff(str(call.arguments.get("reason", "")))
+            elif call.name == "show_section" and self.sections:
+                result = self._show_section(str(call.arguments.get("id", "")))
             elif call.name in self.extra:
                 result = self.extra[call.name].handler(self.ctx, call.arguments, self.evidence)
             else:
@@ -194,3 +227,20 @@ class Toolbox:
                     f"{MAX_CLARIFY_OPTIONS} options. Shorten it, or answer directly if the question is simple."}
         self.evidence.clarify = [{"question": str(q["question"]).strip(), "options": [str(o) for o in q["options"]]} for q in questions]
         return {"status": "found", "message": "The questions will be shown to the customer; your turn ends here."}
+
+    def _handoff(self, reason: str) -> dict:
+        if reason not in self.reasons:
+            return {"status": "error", "message": f"'{reason}' is not a handoff reason of this business. Use one of: "
+                    + ", ".join(self.reasons) + "."}
+        self.evidence.handoff = reason
+        return {"status": "found", "message": "A person of the team will take over and see the whole conversation. "
+                "Tell the customer so in one short sentence; do not promise a time."}
+
+    def _show_section(self, ident: str) -> dict:
+        if ident not in self.sections:
+            return {"status": "error", "message": f"There is no section '{ident}' on this business's pages. The sections "
+                    "are: " + ", ".join(self.sections) + ". Use one of them, or do not point at the page."}
+        if all(s["id"] != ident for s in self.evidence.sections):
+            self.evidence.sections.append({"id": ident, "description": self.sections[ident]})
+        return {"status": "found", "message": f"The page will scroll to '{ident}' and highlight it. You may mention it; "
+                "it is not a source to cite."}
