@@ -34,6 +34,14 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_OPENAI_MODEL": "model name sent to that endpoint",
     "COBERTURA_OPENAI_KEY": "bearer key for that endpoint (optional)",
     "COBERTURA_LLM_TIMEOUT": "seconds allowed for one provider call (default 60)",
+    "COBERTURA_API_HOST": "address the public endpoint (python -m api) listens on (default 127.0.0.1)",
+    "COBERTURA_API_PORT": "port of the public endpoint (default 8300)",
+    "COBERTURA_ADMIN_TOKEN": "bearer token that opens the private question and turn logs; unset = they refuse everything",
+    "COBERTURA_RATE_PER_KEY": "chat requests per minute allowed per site key (default 120)",
+    "COBERTURA_RATE_PER_IP": "chat requests per minute allowed per client address (default 30)",
+    "COBERTURA_TRUST_PROXY": "1 = take the client address from X-Forwarded-For (only behind your own reverse proxy)",
+    "COBERTURA_API_WORKERS": "turns answered at once by one API process; more wait their turn (default 64)",
+    "COBERTURA_DEMO_TENANT": "tenant whose site key /demo uses (default demo; empty = no /demo page)",
 }
 
 #: Values COBERTURA_PROVIDER may name; "offline" stands alone (no LLM: the extractive responder answers).
@@ -61,6 +69,14 @@ class Settings:
     openai_model: str = ""
     openai_key: str = field(default="", repr=False)
     llm_timeout: float = 60.0
+    api_host: str = "127.0.0.1"
+    api_port: int = 8300
+    admin_token: str = field(default="", repr=False)
+    rate_per_key: int = 120
+    rate_per_ip: int = 30
+    trust_proxy: bool = False
+    api_workers: int = 64
+    demo_tenant: str = "demo"
 
     @property
     def provider_chain(self) -> tuple[str, ...]:
@@ -150,6 +166,13 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     except ValueError as exc:
         raise ConfigError(f"COBERTURA_LLM_TIMEOUT must be a number of seconds: {exc}") from exc
     provider = ",".join(parse_provider_chain(env.get("COBERTURA_PROVIDER", "offline"))) or "offline"
+    numbers = {}
+    for name, default in (("COBERTURA_API_PORT", 8300), ("COBERTURA_RATE_PER_KEY", 120), ("COBERTURA_RATE_PER_IP", 30),
+                          ("COBERTURA_API_WORKERS", 64)):
+        raw = env.get(name, "").strip() or str(default)
+        if not raw.isdigit() or int(raw) < 1:
+            raise ConfigError(f"{name} must be a whole number above 0, not {raw!r}.")
+        numbers[name] = int(raw)
     settings = Settings(
         data_dir=Path(env.get("COBERTURA_DATA_DIR", "data")).expanduser().resolve(),
         embedder=embedder,
@@ -168,6 +191,14 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         openai_model=env.get("COBERTURA_OPENAI_MODEL", "").strip(),
         openai_key=env.get("COBERTURA_OPENAI_KEY", "").strip(),
         llm_timeout=llm_timeout,
+        api_host=env.get("COBERTURA_API_HOST", "").strip() or "127.0.0.1",
+        api_port=numbers["COBERTURA_API_PORT"],
+        admin_token=env.get("COBERTURA_ADMIN_TOKEN", "").strip(),
+        rate_per_key=numbers["COBERTURA_RATE_PER_KEY"],
+        rate_per_ip=numbers["COBERTURA_RATE_PER_IP"],
+        trust_proxy=env.get("COBERTURA_TRUST_PROXY", "").strip().lower() in ("1", "true", "yes", "on"),
+        api_workers=numbers["COBERTURA_API_WORKERS"],
+        demo_tenant=env.get("COBERTURA_DEMO_TENANT", "demo").strip(),
     )
     check_provider_settings(settings)
     return settings

@@ -138,3 +138,46 @@ def turns(ctx: TenantContext, store: Store, conversation_id: str) -> list[dict]:
     for row in rows:
         row["citations"], row["trace"] = json.loads(row["citations"]), json.loads(row["trace"])
     return rows
+
+
+def log_question(ctx: TenantContext, store: Store, conversation_id: str, channel: str, language: str, question: str) -> None:
+    """The private question log (P4): written when a chat opens, before any answer, so turns that are cut,
+    fail or are refused are still there. Read only through the admin token."""
+    with store.write() as db:
+        db.execute("INSERT INTO question_log (tenant_id, at, conversation_id, channel, customer_id, language, question) "
+                   "VALUES (?,?,?,?,?,?,?)",
+                   [ctx.tenant_id, utcnow(), conversation_id, channel, ctx.customer_id, language, question])
+
+
+def _require_log_reader(ctx: TenantContext) -> None:
+    if ctx.role != "admin":
+        raise PermissionError("The private logs are for admins only.")
+
+
+def question_log(ctx: TenantContext, store: Store, limit: int = 100, before: int | None = None) -> list[dict]:
+    """Logged questions, newest first (``before``: only ids below it, to page back)."""
+    _require_log_reader(ctx)
+    where, params = ("AND id < ?", [before]) if before else ("", [])
+    return store.query(f"SELECT id, at, conversation_id, channel, customer_id, language, question FROM question_log "
+                       f"WHERE tenant_id = ? {where} ORDER BY id DESC LIMIT ?", [ctx.tenant_id, *params, limit])
+
+
+def turn_log(ctx: TenantContext, store: Store, limit: int = 50, before: int | None = None,
+             status: str | None = None) -> list[dict]:
+    """Recorded turns with their answer, citations and trace, newest first (the learning log)."""
+    _require_log_reader(ctx)
+    clauses, params = [], []
+    if before:
+        clauses.append("AND t.id < ?")
+        params.append(before)
+    if status:
+        clauses.append("AND t.status = ?")
+        params.append(status)
+    rows = store.query(
+        "SELECT t.id, t.at, t.conversation_id, c.channel, c.customer_id, t.question, t.status, t.answer, t.citations, "
+        "t.truncated, t.provider, t.model, t.latency_ms, t.input_tokens, t.output_tokens, t.trace FROM turns t "
+        "JOIN conversations c ON c.tenant_id = t.tenant_id AND c.id = t.conversation_id "
+        f"WHERE t.tenant_id = ? {' '.join(clauses)} ORDER BY t.id DESC LIMIT ?", [ctx.tenant_id, *params, limit])
+    for row in rows:
+        row["citations"], row["trace"], row["truncated"] = json.loads(row["citations"]), json.loads(row["trace"]), bool(row["truncated"])
+    return rows

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core import qa
+from core import qa, site_keys, tenant_settings
 from core import sources as sources_mod
 from core.index import TrainReport
 from core.ingest import ImportReport, import_paths
@@ -17,8 +17,8 @@ QA_SUITE = "demo"
 
 
 def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportReport, TrainReport | None]:
-    """Create the demo tenant (once), import the sample knowledge base and (once) the QA suite ``demo``,
-    train. Idempotent."""
+    """Create the demo tenant (once), import the sample knowledge base, (once) the QA suite ``demo`` and the
+    demo page's section catalog, give it site keys, train. Idempotent."""
     if not any(t["slug"] == DEMO_SLUG for t in list_tenants(rt.store)):
         create_tenant(rt.store, DEMO_SLUG, "Lumen Bicicletas (demo)")
     ctx = local_operator(rt.store, DEMO_SLUG, rt.settings.operator)
@@ -34,6 +34,10 @@ def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportRep
     descriptions = json.loads((SAMPLE_DIR / "folders.json").read_text(encoding="utf-8"))
     for path, description in descriptions.items():
         sources_mod.set_folder_description(ctx, rt.store, path, description)
+    if not tenant_settings.get(ctx, rt.store).sections:  # the demo page's sections (api/widget/demo.html)
+        sections = json.loads((SAMPLE_DIR / "sections.json").read_text(encoding="utf-8"))
+        tenant_settings.update(ctx, rt.store, process=rt.settings, sections=sections)
+    site_keys.ensure(ctx, rt.store)
     if qa.get_suite(ctx, rt.store, QA_SUITE) is None:  # once: later edits of the suite are the tenant's own
         qa.import_jsonl(ctx, rt.store, QA_SUITE, (SAMPLE_DIR / "qa" / "demo.jsonl").read_text(encoding="utf-8"))
     trained = rt.index.train(ctx, progress=progress) if train else None

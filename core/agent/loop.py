@@ -203,11 +203,13 @@ class Agent:
         if uncovered and hands_off(convo.channel, current.uncovered, current.handed_off):
             result.handoff_id = self._hand_off(ctx, convo.id, "not_covered_twice", result.gap_id)
             result.status = "handoff"
+            trace["handoff"] = {"id": result.handoff_id, "reason": "not_covered_twice"}
             result.answer = f"{result.answer} {prompts.message('handoff', language)}"
         elif evidence.handoff and not fault:
             if not current.handed_off:  # one open handoff per conversation: the team already has it otherwise
                 result.handoff_id = self._hand_off(ctx, convo.id, evidence.handoff, result.gap_id)
             result.status = "handoff"
+            trace["handoff"] = {"id": result.handoff_id, "reason": evidence.handoff}
         return result
 
     def _hand_off(self, ctx: TenantContext, conversation_id: str, reason: str, gap_id: int | None) -> int:

@@ -105,12 +105,24 @@ class OfflineResponder:
                  max_tokens: int = 1024, timeout: float = 60.0) -> Reply:
         at, question, revision = _question_of(messages)
         lang = detect(question)
-        searched = any(m.role == "assistant" and m.tool_calls for m in messages[at + 1:])
-        if not searched:
-            call = ToolCall(id="offline-search-1", name="search_knowledge", arguments={"query": question})
-            return Reply("", (call,), self.name, self.model, stop_reason="tool_use")
+        called = [c.name for m in messages[at + 1:] if m.role == "assistant" for c in m.tool_calls]
+        offered = {spec.name: spec for spec in tools}
+        if "handoff" in offered and not called and wants_person(question):
+            return self._call("handoff", {"reason": "customer_request"})
+        if "handoff" in called:
+            return Reply(prompts.message("handoff", lang), (), self.name, self.model)
+        if "search_knowledge" not in called:
+            return self._call("search_knowledge", {"query": question})
+        if "show_section" in offered and "show_section" not in called:
+            section = best_section(question, lang, section_catalog(offered["show_section"]))
+            if section:
+                return self._call("show_section", {"id": section})
         text = self.compose(question, lang, _passages(messages, at), revision)
         return Reply(text, (), self.name, self.model)
+
+    def _call(self, name: str, arguments: dict) -> Reply:
+        call = ToolCall(id=f"offline-{name}-1", name=name, arguments=arguments)
+        return Reply("", (call,), self.name, self.model, stop_reason="tool_use")
 
     def compose(self, question: str, lang: str, passages: list[dict], revision: bool = False) -> str:
         """The extractive answer, or the localized 'not covered' sentence when support is weak."""
@@ -198,3 +210,46 @@ def _is_heading(sentence: str) -> bool:
 def _as_claim(sentence: str) -> str:
     """A sentence ready to carry a citation: trailing punctuation kept, list markers dropped."""
     return re.sub(r"^\s*(?:[-*•]|\d+[.)])\s+", "", sentence).strip()
+
+
+# -- guidance: a person when asked for one, the page section the question is about --------------------------
+_PERSON = re.compile(
+    r"\b(?:hablar|habla|contactar|pasar|pásame|pasame|poner|ponme|quiero|necesito|puedo)\b.{0,40}\b(?:persona|humano|humana|"
+    r"agente|operador|operadora|alguien del equipo|comercial)\b"
+    r"|\b(?:falar|conversar|passar|quero|preciso|posso)\b.{0,40}\b(?:pessoa|humano|humana|atendente|agente|operador)\b"
+    r"|\b(?:talk|speak|chat|connect|transfer|put)\b.{0,40}\b(?:person|human|agent|someone|representative|operator)\b"
+    r"|\b(?:real person|human agent|live agent)\b",
+    re.IGNORECASE | re.DOTALL,
+)
+#: Share of the question's content words a section description must hold to be pointed at.
+MIN_SECTION_OVERLAP = 0.34
+
+
+def wants_person(question: str) -> bool:
+    """The visitor asks to talk to a person of the team (es/pt/en phrasings)."""
+    return bool(_PERSON.search(question))
+
+
+def section_catalog(spec: ToolSpec) -> dict[str, str]:
+    """The section catalog as the show_section tool lists it ("- id: description" lines)."""
+    out = {}
+    for line in spec.description.splitlines():
+        if line.startswith("- ") and ": " in line:
+            ident, description = line[2:].split(": ", 1)
+            out[ident.strip()] = description.strip()
+    return out
+
+
+def best_section(question: str, lang: str, catalog: dict[str, str]) -> str | None:
+    """The section whose id and description hold the largest share of the question's content words, when that
+    share reaches MIN_SECTION_OVERLAP (ties: the first in the catalog)."""
+    wanted = set(terms(lang, question))
+    if not wanted:
+        return None
+    best, best_share = None, 0.0
+    for ident, description in catalog.items():
+        have = set(terms(lang, f"{ident.replace('_', ' ').replace('-', ' ')} {description}"))
+        share = len(wanted & have) / len(wanted)
+        if share > best_share:
+            best, best_share = ident, share
+    return best if best_share >= MIN_SECTION_OVERLAP else None

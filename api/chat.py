@@ -1,0 +1,165 @@
+"""``POST /v1/chat`` (P2-P3): one question in, a stream of server-sent events out; and the staff replies of
+a handed-off conversation, for the widget to poll.
+
+The turn runs in a worker thread (the agent, the tools and the stores are synchronous); its progress
+(``provider``, ``tool``) is forwarded as it happens, the answer only once the gate has passed it. When the
+client goes away the turn is told to stop before its next provider round or tool call.
+"""
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import threading
+from typing import AsyncIterator
+
+from fastapi import APIRouter, Depends, Query, Request
+from pydantic import BaseModel, ConfigDict, Field
+from sse_starlette import EventSourceResponse
+
+from api.errors import ApiError, ErrorEnvelope
+from api.events import EVENTS, done_payload, turn_events
+from api.identity import client_address, visitor
+from core import conversation as conversations
+from core import handoff, tenant_settings
+from core.agent.loop import Cancelled
+from core.language import detect
+from core.tenancy import TenantContext
+
+log = logging.getLogger("api")
+router = APIRouter()
+PING_SECONDS = 15
+
+
+class ChatRequest(BaseModel):
+    """A visitor's message. Any other field (a tenant id, a customer id) is ignored: they come from the headers."""
+
+    model_config = ConfigDict(extra="ignore")
+    message: str = Field(description="The visitor's question, at most 2,000 characters (longer answers 413).",
+                         examples=["¿Cuánto tarda un envío a Canarias?"])
+    conversation_id: str | None = Field(None, max_length=64, pattern=r"^[A-Za-z0-9_-]+$",
+                                        description="The id from the previous turn's done event; omit to start one.")
+
+
+class Reply(BaseModel):
+    id: int
+    at: str
+    text: str
+
+
+class Replies(BaseModel):
+    replies: list[Reply]
+
+
+_ERRORS = {status: {"model": ErrorEnvelope, "description": text} for status, text in (
+    (401, "Missing or unknown site key, or an invalid customer token"),
+    (403, "The tenant has not enabled this channel"),
+    (404, "No such conversation for this visitor"),
+    (413, "The message is over 2,000 characters, or the body over 32 KB (no model call is made)"),
+    (422, "The body is not a valid request"),
+    (429, "Too many requests for this site key or address; see Retry-After"))}
+_STREAM_DOC = {200: {"description": "Server-sent events: provider, tool, verify, citations, text, section, card, "
+                     "booking_window, handoff, followups, error, and exactly one terminal done {truncated, status, "
+                     "conversation_id}. A stream that ends without done was cut.",
+                     "content": {"text/event-stream": {"schema": {
+                         "type": "object", "required": ["event", "data"], "properties": {
+                             "event": {"type": "string", "enum": list(EVENTS)},
+                             "data": {"type": "string", "contentMediaType": "application/json",
+                                      "description": "the event's payload, a JSON object"}}}}}}}
+
+
+def _limit(request: Request, limiter, key: str, what: str) -> None:
+    wait = limiter.take(key)
+    if wait:
+        seconds = max(1, int(wait + 0.999))
+        raise ApiError(429, "rate_limited", f"Too many questions from this {what}; try again in {seconds} s.", True,
+                       {"Retry-After": str(seconds)})
+
+
+@router.post("/v1/chat", response_class=EventSourceResponse, responses={**_STREAM_DOC, **_ERRORS},
+             summary="Ask the agent; the answer streams as server-sent events")
+def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visitor)) -> EventSourceResponse:
+    state = request.app.state
+    _limit(request, state.ip_limiter, client_address(request), "address")
+    _limit(request, state.key_limiter, ctx.tenant_slug, "site")
+    try:
+        message = conversations.check_message(body.message)
+    except conversations.MessageTooLong as exc:
+        raise ApiError(413, "message_too_long", str(exc)) from None
+    except conversations.ConversationError as exc:
+        raise ApiError(422, "empty_message", str(exc)) from None
+    store = state.rt.store
+    try:
+        tenant_settings.admit(ctx, store, ctx.channel, body.conversation_id)
+    except tenant_settings.ChannelDisabled:
+        raise ApiError(403, "channel_disabled", "This business has switched its website chat off for now.") from None
+    if body.conversation_id:
+        convo = conversations.get(ctx, store, body.conversation_id)
+        if convo is None or convo.channel != ctx.channel or (convo.customer_id or None) != (ctx.customer_id or None):
+            raise ApiError(404, "conversation_not_found", "That conversation does not exist for this visitor; start a "
+                           "new one (send no conversation_id).")
+    else:
+        convo = conversations.start(ctx, store, ctx.channel)
+    try:  # best effort: losing a log row must never cost the visitor a turn
+        conversations.log_question(ctx, store, convo.id, ctx.channel, detect(message), message)
+    except Exception:
+        log.exception("question log write failed")
+    return EventSourceResponse(_stream(request, ctx, message, convo.id), ping=PING_SECONDS,
+                               headers={"Cache-Control": "no-store"})
+
+
+def _sse(name: str, data: dict) -> dict:
+    return {"event": name, "data": json.dumps(data, ensure_ascii=False)}
+
+
+async def _stream(request: Request, ctx: TenantContext, message: str, conversation_id: str) -> AsyncIterator[dict]:
+    state = request.app.state
+    loop = asyncio.get_running_loop()
+    progress: asyncio.Queue = asyncio.Queue()
+    cancel = threading.Event()
+
+    def on_event(name: str, data: dict) -> None:
+        loop.call_soon_threadsafe(progress.put_nowait, (name, data))
+
+    def work():
+        agent = state.agent_for(ctx)
+        return agent.ask(ctx, message, conversation_id=conversation_id, channel=ctx.channel,
+                         cancelled=cancel.is_set, on_event=on_event)
+
+    turn = loop.run_in_executor(state.executor, work)
+    try:
+        while not turn.done():
+            getter = asyncio.ensure_future(progress.get())
+            await asyncio.wait({getter, turn}, return_when=asyncio.FIRST_COMPLETED)
+            if getter.done():
+                yield _sse(*getter.result())
+            else:
+                getter.cancel()
+        while not progress.empty():  # progress reported just before the turn ended
+            yield _sse(*progress.get_nowait())
+        try:
+            result = turn.result()
+        except Cancelled:
+            return
+        except Exception:
+            log.exception("turn failed")
+            yield _sse("error", {"code": "internal", "message": "Something went wrong on our side; try again.",
+                                 "retryable": True})
+            yield _sse("done", done_payload(None, conversation_id, truncated=True))
+            return
+        for name, data in turn_events(result):
+            yield _sse(name, data)
+    finally:
+        cancel.set()  # the client left (or the turn is over): stop before the next provider round or tool call
+
+
+@router.get("/v1/conversations/{conversation_id}/replies", response_model=Replies, responses=_ERRORS,
+            summary="Staff replies in a handed-off conversation (the widget polls this)")
+def replies(conversation_id: str, request: Request, after: int = Query(0, ge=0, le=10**9),
+            ctx: TenantContext = Depends(visitor)) -> Replies:
+    _limit(request, request.app.state.ip_limiter, "poll:" + client_address(request), "address")
+    try:
+        found = handoff.replies_for(ctx, request.app.state.rt.store, conversation_id, after)
+    except handoff.HandoffError as exc:
+        raise ApiError(404, "conversation_not_found", str(exc)) from None
+    return Replies(replies=[Reply(**r) for r in found])

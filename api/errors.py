@@ -1,0 +1,71 @@
+"""The public API's one error envelope: ``{"error": {"code", "message", "retryable"}}``, for every failure,
+including validation errors and crashes (a 500 says nothing about internals)."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("api")
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+    retryable: bool = False
+
+
+class ErrorEnvelope(BaseModel):
+    error: ErrorBody
+
+
+class ApiError(Exception):
+    """An error the client gets as the envelope, with an HTTP status and optional headers."""
+
+    def __init__(self, status: int, code: str, message: str, retryable: bool = False, headers: dict | None = None):
+        super().__init__(message)
+        self.status, self.code, self.message, self.retryable, self.headers = status, code, message, retryable, headers
+
+
+def envelope(code: str, message: str, retryable: bool = False) -> dict:
+    return {"error": {"code": code, "message": message, "retryable": retryable}}
+
+
+def error_response(status: int, code: str, message: str, retryable: bool = False, headers: dict | None = None) -> JSONResponse:
+    return JSONResponse(envelope(code, message, retryable), status_code=status, headers=headers)
+
+
+_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
+
+
+def install(app: FastAPI) -> None:
+    """Route every failure through the envelope."""
+
+    @app.exception_handler(ApiError)
+    async def api_error(request: Request, exc: ApiError) -> JSONResponse:
+        return error_response(exc.status, exc.code, exc.message, exc.retryable, exc.headers)
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
+        problems = []
+        for err in exc.errors()[:5]:
+            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
+            problems.append(f"{where}: {err.get('msg', 'invalid')}")
+        return error_response(422, "invalid_request", "The request is not valid: " + "; ".join(problems)
+                              + ". Send JSON like {\"message\": \"your question\"}.")
+
+    @app.exception_handler(StarletteHTTPException)
+    async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+        code = _HTTP_CODES.get(exc.status_code, "http_error")
+        message = exc.detail if isinstance(exc.detail, str) and exc.status_code != 404 else \
+            f"There is nothing at {request.url.path}. See /docs for the API."
+        return error_response(exc.status_code, code, message, headers=getattr(exc, "headers", None))
+
+    @app.exception_handler(Exception)
+    async def crash(request: Request, exc: Exception) -> JSONResponse:
+        log.exception("unhandled error on %s %s", request.method, request.url.path)
+        return error_response(500, "internal", "Something went wrong on our side; nothing was lost. Try again.", True)

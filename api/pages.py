@@ -1,0 +1,50 @@
+"""Static parts: the widget script, the demo page, the index and a health check."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from fastapi import APIRouter, Request
+from fastapi.responses import FileResponse, HTMLResponse
+
+from api.errors import ApiError
+from core import site_keys
+from core.tenancy import AuthError, local_operator
+
+router = APIRouter()
+WIDGET_DIR = Path(__file__).resolve().parent / "widget"
+
+
+@router.get("/", summary="What this server is")
+def index() -> dict:
+    return {"name": "Cobertura public endpoint", "chat": "POST /v1/chat", "widget": "/widget.js", "demo": "/demo",
+            "docs": "/docs", "openapi": "/openapi.json"}
+
+
+@router.get("/v1/health", summary="Liveness check")
+def health() -> dict:
+    return {"status": "ok"}
+
+
+@router.get("/widget.js", summary="The embeddable widget (one static file)",
+            response_class=FileResponse, responses={200: {"content": {"application/javascript": {}}}})
+def widget() -> FileResponse:
+    return FileResponse(WIDGET_DIR / "widget.js", media_type="application/javascript",
+                        headers={"Cache-Control": "public, max-age=300"})
+
+
+@router.get("/demo", summary="A demo page with the widget of the demo tenant", response_class=HTMLResponse,
+            responses={404: {"description": "No demo tenant on this server", "content": {
+                "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}})
+def demo(request: Request) -> HTMLResponse:
+    state = request.app.state
+    slug = state.settings.demo_tenant
+    if not slug:
+        raise ApiError(404, "no_demo", "The demo page is off on this server (COBERTURA_DEMO_TENANT is empty).")
+    try:
+        ctx = local_operator(state.rt.store, slug, "api-demo")
+    except AuthError:
+        raise ApiError(404, "no_demo", f"There is no tenant '{slug}' to demo; run `python -m core init` or set "
+                       "COBERTURA_DEMO_TENANT to one of your tenants.") from None
+    key = site_keys.ensure(ctx, state.rt.store).public_key
+    page = (WIDGET_DIR / "demo.html").read_text(encoding="utf-8").replace("{{SITE_KEY}}", key)
+    return HTMLResponse(page, headers={"Cache-Control": "no-store"})

@@ -1,0 +1,1095 @@
+/*! Cobertura chat widget — one static file, no dependencies.
+ *
+ * Embed:
+ *   <script src="https://HOST/widget.js" data-site-key="pk_..." defer></script>
+ * Optional attributes: data-api, data-customer-token, data-title, data-lang (es|pt|en), data-accent.
+ *
+ * Public API (the only global): window.Cobertura = { open(), close(), toggle(), ask(text), reset(), ... }
+ */
+(function () {
+  "use strict";
+
+  if (window.Cobertura && window.Cobertura.__cobertura) return; // pasted twice: keep the first one
+
+  // ---------------------------------------------------------------- configuration
+
+  var script = document.currentScript;
+  if (!script || !script.getAttribute || !script.hasAttribute("data-site-key")) {
+    // currentScript is null when executed from a module or after the fact: find our tag by its attribute
+    var tags = document.querySelectorAll("script[data-site-key]");
+    var found = null;
+    for (var i = 0; i < tags.length; i++) {
+      if (/widget(\.min)?\.js(\?|#|$)/.test(tags[i].src || "")) { found = tags[i]; break; }
+    }
+    script = found || (tags.length ? tags[tags.length - 1] : script);
+  }
+  function attr(name, fallback) {
+    var v = script && script.getAttribute ? script.getAttribute(name) : null;
+    v = v == null ? "" : String(v).trim();
+    return v || fallback;
+  }
+
+  var SITE_KEY = attr("data-site-key", "");
+  var CUSTOMER_TOKEN = attr("data-customer-token", "");
+  var API = (function () {
+    var base = attr("data-api", "");
+    if (!base) {
+      try { base = new URL(script && script.src ? script.src : location.href, location.href).origin; }
+      catch (e) { base = location.origin; }
+    }
+    return base.replace(/\/+$/, "");
+  })();
+  var LANG = (function () {
+    var raw = (attr("data-lang", "") || navigator.language || "en").toLowerCase().slice(0, 2);
+    return raw === "es" || raw === "pt" || raw === "en" ? raw : "en";
+  })();
+  var TITLE = attr("data-title", "Ayuda");
+  var ACCENT = (function () {
+    var v = attr("data-accent", "#2563eb");
+    var ok = !/[;{}<>\\"'`]/.test(v) && (!window.CSS || !CSS.supports || CSS.supports("color", v));
+    return ok ? v : "#2563eb";
+  })();
+
+  var STRINGS = {
+    es: {
+      open: "Abrir el chat de ayuda", close: "Cerrar", placeholder: "Escribe tu pregunta…", send: "Enviar",
+      inputLabel: "Tu mensaje", messages: "Conversación", thinking: "Escribiendo…", searching: "Buscando en la ayuda…",
+      truncated: "La respuesta se cortó y puede estar incompleta.", approve: "Aprobar", reject: "Rechazar",
+      staff: "Persona del equipo", retry: "Reintentar", network: "No se pudo conectar. Revisa tu conexión e inténtalo de nuevo.",
+      error: "Algo salió mal. Inténtalo de nuevo.", sources: "Fuentes", expires: "Caduca", empty: "¿En qué podemos ayudarte?",
+      you: "Tú", assistant: "Asistente", newMessage: "Nuevo mensaje", goTo: "Ver en la página",
+      tooLong: "El mensaje es demasiado largo.", rateLimited: "Demasiados mensajes seguidos. Espera un momento.",
+      badKey: "El chat no está disponible en este sitio.", sent: "Hecho."
+    },
+    pt: {
+      open: "Abrir o chat de ajuda", close: "Fechar", placeholder: "Escreva a sua pergunta…", send: "Enviar",
+      inputLabel: "A sua mensagem", messages: "Conversa", thinking: "A escrever…", searching: "A pesquisar na ajuda…",
+      truncated: "A resposta foi cortada e pode estar incompleta.", approve: "Aprovar", reject: "Rejeitar",
+      staff: "Pessoa da equipa", retry: "Tentar novamente", network: "Não foi possível ligar. Verifique a ligação e tente novamente.",
+      error: "Algo correu mal. Tente novamente.", sources: "Fontes", expires: "Expira", empty: "Como podemos ajudar?",
+      you: "Você", assistant: "Assistente", newMessage: "Nova mensagem", goTo: "Ver na página",
+      tooLong: "A mensagem é demasiado longa.", rateLimited: "Demasiadas mensagens seguidas. Aguarde um momento.",
+      badKey: "O chat não está disponível neste site.", sent: "Feito."
+    },
+    en: {
+      open: "Open the help chat", close: "Close", placeholder: "Type your question…", send: "Send",
+      inputLabel: "Your message", messages: "Conversation", thinking: "Typing…", searching: "Searching the help center…",
+      truncated: "The answer was cut off and may be incomplete.", approve: "Approve", reject: "Reject",
+      staff: "Team member", retry: "Retry", network: "Could not connect. Check your connection and try again.",
+      error: "Something went wrong. Please try again.", sources: "Sources", expires: "Expires", empty: "How can we help?",
+      you: "You", assistant: "Assistant", newMessage: "New message", goTo: "Show on the page",
+      tooLong: "The message is too long.", rateLimited: "Too many messages in a row. Please wait a moment.",
+      badKey: "The chat is not available on this site.", sent: "Done."
+    }
+  };
+  var T = STRINGS[LANG];
+
+  var POLL_MS = 10000;
+  var IDLE_TIMEOUT_MS = 120000; // no bytes at all (not even a keep-alive comment) for this long: treat as cut
+  var HIGHLIGHT_MS = 6000;
+  var STORE_CONV = "cobertura:conversation:" + SITE_KEY;
+  var STORE_HANDOFF = "cobertura:handoff:" + SITE_KEY;
+
+  // ---------------------------------------------------------------- small helpers
+
+  function storeGet(k) { try { return window.sessionStorage.getItem(k); } catch (e) { return null; } }
+  function storeSet(k, v) { try { if (v == null) window.sessionStorage.removeItem(k); else window.sessionStorage.setItem(k, v); } catch (e) { /* private mode */ } }
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text != null) node.textContent = String(text);
+    return node;
+  }
+  function svg(markup) { // constant, trusted icon markup only
+    var wrap = document.createElement("span");
+    wrap.className = "cob-icon";
+    wrap.setAttribute("aria-hidden", "true");
+    wrap.innerHTML = markup;
+    return wrap;
+  }
+  var ICON_CHAT = '<svg viewBox="0 0 24 24" width="26" height="26" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M21 12a8 8 0 0 1-11.6 7.1L4 20.5l1.4-4.9A8 8 0 1 1 21 12z"/></svg>';
+  var ICON_X = '<svg viewBox="0 0 24 24" width="22" height="22" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round"><path d="M6 6l12 12M18 6L6 18"/></svg>';
+  var ICON_SEND = '<svg viewBox="0 0 24 24" width="20" height="20" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round"><path d="M5 12h13M12 5l7 7-7 7"/></svg>';
+
+  /** Append text to `parent` as text nodes, newlines as <br>. Never HTML. */
+  function appendText(parent, text) {
+    var lines = String(text).split(/\r\n|\r|\n/);
+    for (var i = 0; i < lines.length; i++) {
+      if (i) parent.appendChild(document.createElement("br"));
+      if (lines[i]) parent.appendChild(document.createTextNode(lines[i]));
+    }
+  }
+
+  /** An http(s) URL (resolved against the API base) or "" — never javascript:, data:, … */
+  function safeUrl(url) {
+    if (!url || typeof url !== "string") return "";
+    try {
+      var u = new URL(url, API + "/");
+      return u.protocol === "http:" || u.protocol === "https:" ? u.href : "";
+    } catch (e) { return ""; }
+  }
+
+  function toRgba(color, alpha) {
+    var probe = document.createElement("span");
+    probe.style.color = color;
+    probe.style.display = "none";
+    (document.body || document.documentElement).appendChild(probe);
+    var rgb = getComputedStyle(probe).color || "";
+    probe.parentNode.removeChild(probe);
+    var m = rgb.match(/rgba?\(\s*([\d.]+)[,\s]+([\d.]+)[,\s]+([\d.]+)/);
+    return m ? "rgba(" + m[1] + "," + m[2] + "," + m[3] + "," + alpha + ")" : "rgba(37,99,235," + alpha + ")";
+  }
+
+  function headers(json) {
+    var h = { "X-Site-Key": SITE_KEY };
+    if (json) h["Content-Type"] = "application/json";
+    if (CUSTOMER_TOKEN) h["X-Customer-Token"] = CUSTOMER_TOKEN;
+    return h;
+  }
+
+  /** The message of an error envelope {"error": {code, message, retryable}}, or a localized default. */
+  function errorFromResponse(res) {
+    return res.text().then(function (body) {
+      var err = null;
+      try { err = JSON.parse(body).error || null; } catch (e) { /* not JSON */ }
+      var fallback = res.status === 413 ? T.tooLong : res.status === 429 ? T.rateLimited
+        : res.status === 401 || res.status === 403 ? T.badKey : T.error;
+      return {
+        code: (err && err.code) || "http_" + res.status,
+        message: (err && typeof err.message === "string" && err.message) || fallback,
+        retryable: err && typeof err.retryable === "boolean" ? err.retryable : res.status === 429 || res.status >= 500,
+        status: res.status
+      };
+    }, function () {
+      return { code: "http_" + res.status, message: T.error, retryable: res.status >= 500, status: res.status };
+    });
+  }
+
+  // ---------------------------------------------------------------- SSE parser
+
+  /** Incremental parser of the text/event-stream wire format. feed(chunk) / end() call onEvent(name, dataString). */
+  function SSEParser(onEvent) {
+    var buf = "";
+    var name = "";
+    var data = [];
+    function dispatch() {
+      if (data.length) onEvent(name || "message", data.join("\n"));
+      name = "";
+      data = [];
+    }
+    function line(l) {
+      if (l === "") { dispatch(); return; }
+      if (l.charAt(0) === ":") return; // comment / keep-alive
+      var idx = l.indexOf(":");
+      var field = idx === -1 ? l : l.slice(0, idx);
+      var value = idx === -1 ? "" : l.slice(idx + 1);
+      if (value.charAt(0) === " ") value = value.slice(1);
+      if (field === "event") name = value;
+      else if (field === "data") data.push(value);
+      // id / retry / anything else: irrelevant for a one-shot POST stream
+    }
+    function drain(final) {
+      for (;;) {
+        var m = buf.search(/\r|\n/);
+        if (m === -1) break;
+        if (buf.charAt(m) === "\r" && m === buf.length - 1 && !final) break; // maybe the \r of a \r\n split across chunks
+        var l = buf.slice(0, m);
+        var skip = buf.charAt(m) === "\r" && buf.charAt(m + 1) === "\n" ? 2 : 1;
+        buf = buf.slice(m + skip);
+        line(l);
+      }
+    }
+    this.feed = function (chunk) { buf += chunk; drain(false); };
+    this.end = function () {
+      drain(true);
+      if (buf) { line(buf); buf = ""; }
+      dispatch(); // lenient: a last event without its blank line still counts if its data is complete JSON
+    };
+  }
+
+  // ---------------------------------------------------------------- styles
+
+  function injectStyles() {
+    if (document.getElementById("cob-style")) return;
+    var soft = toRgba(ACCENT, 0.1);
+    var ring = toRgba(ACCENT, 0.35);
+    var css = [
+      ".cob-root{--cob-accent:" + ACCENT + ";--cob-accent-soft:" + soft + ";--cob-ring:" + ring + ";",
+      "  position:fixed;right:20px;bottom:20px;z-index:2147483000;font:14px/1.45 system-ui,-apple-system,'Segoe UI',Roboto,'Helvetica Neue',Arial,'Noto Sans',sans-serif;color:#111827;text-align:left;letter-spacing:normal;}",
+      ".cob-root *,.cob-root *::before,.cob-root *::after{box-sizing:border-box;}",
+      ".cob-root button,.cob-root textarea{font:inherit;color:inherit;letter-spacing:normal;text-transform:none;margin:0;}",
+      ".cob-root .cob-icon{display:inline-flex;line-height:0;}",
+      ".cob-root .cob-bubble{width:58px;height:58px;border-radius:50%;border:0;padding:0;background:var(--cob-accent);color:#fff;cursor:pointer;display:flex;align-items:center;justify-content:center;box-shadow:0 6px 20px rgba(17,24,39,.25);transition:transform .15s ease,box-shadow .15s ease;position:relative;}",
+      ".cob-root .cob-bubble:hover{transform:translateY(-1px) scale(1.04);box-shadow:0 10px 26px rgba(17,24,39,.3);}",
+      ".cob-root .cob-bubble:focus-visible,.cob-root .cob-iconbtn:focus-visible,.cob-root .cob-send:focus-visible,.cob-root .cob-chip:focus-visible,.cob-root .cob-btn:focus-visible,.cob-root .cob-cite:focus-visible{outline:3px solid var(--cob-ring);outline-offset:2px;}",
+      ".cob-root .cob-badge{position:absolute;top:2px;right:2px;width:14px;height:14px;border-radius:50%;background:#ef4444;border:2px solid #fff;}",
+      ".cob-root .cob-badge[hidden]{display:none;}",
+      ".cob-root .cob-panel{position:absolute;right:0;bottom:74px;width:360px;height:min(600px,calc(100vh - 120px));min-height:320px;background:#fff;border-radius:16px;box-shadow:0 12px 40px rgba(17,24,39,.22),0 2px 8px rgba(17,24,39,.08);display:flex;flex-direction:column;overflow:hidden;border:1px solid rgba(17,24,39,.08);animation:cob-in .16s ease-out;}",
+      ".cob-root .cob-panel[hidden]{display:none;}",
+      "@keyframes cob-in{from{opacity:0;transform:translateY(8px) scale(.98);}to{opacity:1;transform:none;}}",
+      ".cob-root .cob-header{display:flex;align-items:center;gap:8px;padding:12px 10px 12px 16px;background:var(--cob-accent);color:#fff;}",
+      ".cob-root .cob-title{flex:1;margin:0;font-size:16px;font-weight:600;line-height:1.3;color:#fff;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;}",
+      ".cob-root .cob-iconbtn{background:transparent;border:0;color:#fff;cursor:pointer;width:34px;height:34px;border-radius:8px;display:flex;align-items:center;justify-content:center;padding:0;}",
+      ".cob-root .cob-iconbtn:hover{background:rgba(255,255,255,.16);}",
+      ".cob-root .cob-messages{flex:1;overflow-y:auto;padding:16px 14px;display:flex;flex-direction:column;gap:10px;background:#f8fafc;overscroll-behavior:contain;}",
+      ".cob-root .cob-empty{margin:auto;color:#6b7280;font-size:14px;text-align:center;padding:20px;}",
+      ".cob-root .cob-msg{display:flex;flex-direction:column;max-width:88%;gap:6px;}",
+      ".cob-root .cob-user{align-self:flex-end;align-items:flex-end;}",
+      ".cob-root .cob-assistant,.cob-root .cob-staff{align-self:flex-start;align-items:flex-start;}",
+      ".cob-root .cob-body{padding:9px 13px;border-radius:16px;word-wrap:break-word;overflow-wrap:anywhere;white-space:normal;}",
+      ".cob-root .cob-body:empty{display:none;}",
+      ".cob-root .cob-user .cob-body{background:var(--cob-accent);color:#fff;border-bottom-right-radius:5px;}",
+      ".cob-root .cob-assistant .cob-body{background:#fff;color:#111827;border:1px solid #e5e7eb;border-bottom-left-radius:5px;}",
+      ".cob-root .cob-staff .cob-body{background:#fff7ed;color:#111827;border:1px solid #fed7aa;border-bottom-left-radius:5px;}",
+      ".cob-root .cob-msg[data-status=truncated] .cob-body{border-style:dashed;}",
+      ".cob-root .cob-label{font-size:11.5px;color:#9a3412;font-weight:600;padding-left:4px;}",
+      ".cob-root .cob-label time{font-weight:400;color:#6b7280;margin-left:6px;}",
+      ".cob-root .cob-cite{display:inline-flex;align-items:center;justify-content:center;min-width:18px;height:18px;padding:0 5px;margin:0 1px;border-radius:9px;border:0;background:var(--cob-accent-soft);color:var(--cob-accent);font-size:11px;font-weight:700;line-height:1;text-decoration:none;vertical-align:2px;cursor:pointer;}",
+      ".cob-root .cob-cite:hover{background:var(--cob-accent);color:#fff;}",
+      ".cob-root .cob-sources{width:100%;font-size:12.5px;color:#4b5563;padding:0 4px;}",
+      ".cob-root .cob-sources-toggle{background:none;border:0;padding:2px 0;color:#6b7280;cursor:pointer;font-size:12.5px;font-weight:600;}",
+      ".cob-root .cob-sources-toggle:hover{color:var(--cob-accent);}",
+      ".cob-root .cob-sources-toggle::before{content:'▸ ';}",
+      ".cob-root .cob-sources-toggle[aria-expanded=true]::before{content:'▾ ';}",
+      ".cob-root .cob-sources ol{list-style:none;margin:4px 0 0;padding:0;display:flex;flex-direction:column;gap:2px;}",
+      ".cob-root .cob-sources ol[hidden]{display:none;}",
+      ".cob-root .cob-source{padding:3px 6px;border-radius:6px;transition:background .3s ease;}",
+      ".cob-root .cob-source a{color:var(--cob-accent);text-decoration:underline;}",
+      ".cob-root .cob-source-path{color:#9ca3af;}",
+      ".cob-root .cob-source-active{background:var(--cob-accent-soft);box-shadow:inset 3px 0 0 var(--cob-accent);animation:cob-flash 1s ease-out;}",
+      "@keyframes cob-flash{0%{background:" + toRgba(ACCENT, 0.3) + ";}100%{background:var(--cob-accent-soft);}}",
+      ".cob-root .cob-chips{display:flex;flex-wrap:wrap;gap:6px;}",
+      ".cob-root .cob-chip{background:#fff;border:1px solid var(--cob-ring);color:var(--cob-accent);border-radius:999px;padding:5px 11px;font-size:13px;cursor:pointer;text-align:left;line-height:1.3;}",
+      ".cob-root .cob-chip:hover:not(:disabled){background:var(--cob-accent-soft);}",
+      ".cob-root .cob-chip:disabled{opacity:.5;cursor:default;}",
+      ".cob-root .cob-section-chip{border-style:dashed;}",
+      ".cob-root .cob-notice{font-size:13px;padding:8px 11px;border-radius:10px;background:#eff6ff;color:#1e3a8a;border:1px solid #bfdbfe;display:flex;flex-wrap:wrap;align-items:center;gap:8px;}",
+      ".cob-root .cob-notice.cob-error{background:#fef2f2;color:#991b1b;border-color:#fecaca;}",
+      ".cob-root .cob-notice.cob-truncated{background:#fffbeb;color:#92400e;border-color:#fde68a;}",
+      ".cob-root .cob-notice.cob-handoff{background:#fff7ed;color:#9a3412;border-color:#fed7aa;}",
+      ".cob-root .cob-btn{border-radius:8px;border:1px solid #d1d5db;background:#fff;color:#111827;padding:5px 12px;cursor:pointer;font-size:13px;font-weight:600;}",
+      ".cob-root .cob-btn:hover:not(:disabled){background:#f3f4f6;}",
+      ".cob-root .cob-btn-primary{background:var(--cob-accent);border-color:var(--cob-accent);color:#fff;}",
+      ".cob-root .cob-btn-primary:hover:not(:disabled){background:var(--cob-accent);filter:brightness(1.08);}",
+      ".cob-root .cob-btn:disabled{opacity:.5;cursor:default;}",
+      ".cob-root .cob-card,.cob-root .cob-booking{background:#fff;border:1px solid #e5e7eb;border-radius:12px;padding:12px;display:flex;flex-direction:column;gap:8px;width:100%;min-width:240px;}",
+      ".cob-root .cob-card-title{font-weight:600;font-size:14px;margin:0;}",
+      ".cob-root .cob-card-summary{color:#374151;margin:0;}",
+      ".cob-root .cob-card table{border-collapse:collapse;width:100%;font-size:13px;}",
+      ".cob-root .cob-card th,.cob-root .cob-card td{text-align:left;padding:3px 4px;border-top:1px solid #f3f4f6;vertical-align:top;overflow-wrap:anywhere;}",
+      ".cob-root .cob-card th{color:#6b7280;font-weight:500;width:40%;}",
+      ".cob-root .cob-card-expires{font-size:12px;color:#6b7280;}",
+      ".cob-root .cob-card-actions{display:flex;gap:8px;}",
+      ".cob-root .cob-card-result{font-size:13px;color:#374151;}",
+      ".cob-root .cob-card-result.cob-error{color:#991b1b;}",
+      ".cob-root .cob-typing{display:flex;align-items:center;gap:8px;color:#6b7280;font-size:13px;padding:8px 12px;background:#fff;border:1px solid #e5e7eb;border-radius:16px;border-bottom-left-radius:5px;}",
+      ".cob-root .cob-dots{display:inline-flex;gap:3px;}",
+      ".cob-root .cob-dots i{width:6px;height:6px;border-radius:50%;background:#9ca3af;display:block;animation:cob-dot 1.2s infinite ease-in-out;}",
+      ".cob-root .cob-dots i:nth-child(2){animation-delay:.15s;}.cob-root .cob-dots i:nth-child(3){animation-delay:.3s;}",
+      "@keyframes cob-dot{0%,80%,100%{opacity:.3;transform:translateY(0);}40%{opacity:1;transform:translateY(-3px);}}",
+      ".cob-root .cob-composer{display:flex;align-items:flex-end;gap:8px;padding:10px 12px;border-top:1px solid #e5e7eb;background:#fff;}",
+      ".cob-root .cob-input{flex:1;resize:none;border:1px solid #d1d5db;border-radius:12px;padding:9px 12px;font-size:14px;line-height:1.4;max-height:120px;min-height:40px;background:#fff;color:#111827;outline:none;}",
+      ".cob-root .cob-input:focus{border-color:var(--cob-accent);box-shadow:0 0 0 3px var(--cob-accent-soft);}",
+      ".cob-root .cob-send{width:40px;height:40px;flex:none;border-radius:12px;border:0;background:var(--cob-accent);color:#fff;cursor:pointer;display:flex;align-items:center;justify-content:center;padding:0;}",
+      ".cob-root .cob-send:disabled{opacity:.45;cursor:default;}",
+      ".cob-root .cob-sr{position:absolute;width:1px;height:1px;margin:-1px;padding:0;overflow:hidden;clip:rect(0 0 0 0);white-space:nowrap;border:0;}",
+      "@media (max-width:480px){",
+      "  .cob-root{right:14px;bottom:14px;}",
+      "  .cob-root .cob-panel{position:fixed;inset:0;width:auto;height:auto;min-height:0;border-radius:0;border:0;}",
+      "  .cob-root.cob-open .cob-bubble{display:none;}",
+      "}",
+      "@media (prefers-reduced-motion:reduce){.cob-root *{animation:none!important;transition:none!important;}}",
+      // the host-page highlight for `section` events (the class name is part of the contract)
+      ".cobertura-highlight{outline:3px solid " + ACCENT + "!important;outline-offset:4px;background-color:" + soft + "!important;border-radius:6px;animation:cobertura-pulse 1.2s ease-out 2;}",
+      "@keyframes cobertura-pulse{0%{box-shadow:0 0 0 0 " + toRgba(ACCENT, 0.45) + ";}100%{box-shadow:0 0 0 16px " + toRgba(ACCENT, 0) + ";}}",
+      "@media (prefers-reduced-motion:reduce){.cobertura-highlight{animation:none;}}"
+    ].join("\n");
+    var style = document.createElement("style");
+    style.id = "cob-style";
+    style.textContent = css;
+    (document.head || document.documentElement).appendChild(style);
+  }
+
+  // ---------------------------------------------------------------- state
+
+  var ui = {};
+  var busy = false;
+  var current = Promise.resolve(); // the running turn, so ask() calls queue instead of overlapping
+  var conversationId = storeGet(STORE_CONV) || null;
+  var handoff = (function () {
+    try { return JSON.parse(storeGet(STORE_HANDOFF) || "null"); } catch (e) { return null; }
+  })(); // {conversation_id, after, seen: [ids]} while a person of the team may reply
+  var pollTimer = null;
+  var polling = false;
+  var highlightTimers = typeof WeakMap === "function" ? new WeakMap() : null;
+
+  // ---------------------------------------------------------------- DOM
+
+  function build() {
+    if (ui.panel) return;
+    injectStyles();
+    var root = el("div", "cob-root");
+    root.id = "cob-root";
+    root.setAttribute("lang", LANG);
+
+    var panel = el("div", "cob-panel");
+    panel.id = "cob-panel";
+    panel.hidden = true;
+    panel.setAttribute("role", "dialog");
+    panel.setAttribute("aria-modal", "false");
+    panel.setAttribute("aria-labelledby", "cob-title");
+
+    var header = el("div", "cob-header");
+    var title = el("h2", "cob-title", TITLE);
+    title.id = "cob-title";
+    var closeBtn = el("button", "cob-iconbtn cob-close");
+    closeBtn.type = "button";
+    closeBtn.id = "cob-close";
+    closeBtn.setAttribute("aria-label", T.close);
+    closeBtn.title = T.close;
+    closeBtn.appendChild(svg(ICON_X));
+    header.appendChild(title);
+    header.appendChild(closeBtn);
+
+    var list = el("div", "cob-messages");
+    list.id = "cob-messages";
+    list.setAttribute("aria-live", "polite");
+    list.setAttribute("aria-relevant", "additions text");
+    list.setAttribute("aria-label", T.messages);
+    list.setAttribute("tabindex", "0");
+    var empty = el("p", "cob-empty", T.empty);
+    list.appendChild(empty);
+
+    var composer = el("form", "cob-composer");
+    composer.setAttribute("novalidate", "");
+    var label = el("label", "cob-sr", T.inputLabel);
+    label.setAttribute("for", "cob-input");
+    var input = el("textarea", "cob-input");
+    input.id = "cob-input";
+    input.rows = 1;
+    input.placeholder = T.placeholder;
+    input.setAttribute("autocomplete", "off");
+    var send = el("button", "cob-send");
+    send.type = "submit";
+    send.id = "cob-send";
+    send.setAttribute("aria-label", T.send);
+    send.title = T.send;
+    send.appendChild(svg(ICON_SEND));
+    send.appendChild(el("span", "cob-sr", T.send));
+    composer.appendChild(label);
+    composer.appendChild(input);
+    composer.appendChild(send);
+
+    panel.appendChild(header);
+    panel.appendChild(list);
+    panel.appendChild(composer);
+
+    var bubble = el("button", "cob-bubble");
+    bubble.type = "button";
+    bubble.id = "cob-bubble";
+    bubble.setAttribute("aria-label", T.open);
+    bubble.setAttribute("aria-controls", "cob-panel");
+    bubble.setAttribute("aria-expanded", "false");
+    bubble.title = T.open;
+    var iconChat = svg(ICON_CHAT);
+    var iconX = svg(ICON_X);
+    iconX.style.display = "none";
+    var badge = el("span", "cob-badge");
+    badge.hidden = true;
+    badge.setAttribute("aria-label", T.newMessage);
+    bubble.appendChild(iconChat);
+    bubble.appendChild(iconX);
+    bubble.appendChild(badge);
+
+    root.appendChild(panel);
+    root.appendChild(bubble);
+    document.body.appendChild(root);
+
+    ui = { root: root, panel: panel, list: list, empty: empty, input: input, send: send, bubble: bubble,
+      iconChat: iconChat, iconX: iconX, badge: badge, close: closeBtn };
+
+    bubble.addEventListener("click", function () { if (panel.hidden) open(); else close(); });
+    closeBtn.addEventListener("click", function () { close(); });
+    panel.addEventListener("keydown", function (e) {
+      if (e.key === "Escape") { e.stopPropagation(); close(); }
+    });
+    composer.addEventListener("submit", function (e) {
+      e.preventDefault();
+      submitInput();
+    });
+    input.addEventListener("keydown", function (e) {
+      if (e.key === "Enter" && !e.shiftKey && !e.isComposing && e.keyCode !== 229) {
+        e.preventDefault();
+        submitInput();
+      }
+    });
+    input.addEventListener("input", function () { autosize(); updateSend(); });
+    updateSend();
+  }
+
+  function autosize() {
+    var i = ui.input;
+    i.style.height = "auto";
+    i.style.height = Math.min(i.scrollHeight + 2, 120) + "px";
+  }
+  function updateSend() { ui.send.disabled = busy || !ui.input.value.trim(); }
+
+  function submitInput() {
+    var text = ui.input.value.trim();
+    if (!text || busy) return;
+    ui.input.value = "";
+    autosize();
+    ask(text);
+  }
+
+  function open() {
+    if (!ui.panel) return;
+    ui.panel.hidden = false;
+    ui.root.classList.add("cob-open");
+    ui.bubble.setAttribute("aria-expanded", "true");
+    ui.bubble.setAttribute("aria-label", T.close);
+    ui.bubble.title = T.close;
+    ui.iconChat.style.display = "none";
+    ui.iconX.style.display = "";
+    ui.badge.hidden = true;
+    scrollToBottom();
+    try { ui.input.focus({ preventScroll: true }); } catch (e) { ui.input.focus(); }
+  }
+  function close() {
+    if (!ui.panel) return;
+    var hadFocus = ui.panel.contains(document.activeElement);
+    ui.panel.hidden = true;
+    ui.root.classList.remove("cob-open");
+    ui.bubble.setAttribute("aria-expanded", "false");
+    ui.bubble.setAttribute("aria-label", T.open);
+    ui.bubble.title = T.open;
+    ui.iconChat.style.display = "";
+    ui.iconX.style.display = "none";
+    if (hadFocus) ui.bubble.focus();
+  }
+
+  function nearBottom() {
+    var l = ui.list;
+    return l.scrollHeight - l.scrollTop - l.clientHeight < 80;
+  }
+  function scrollToBottom() { ui.list.scrollTop = ui.list.scrollHeight; }
+  /** Run a DOM mutation, keeping the list pinned to the bottom if the reader was at the bottom. */
+  function mutate(fn) {
+    var stick = nearBottom();
+    var out = fn();
+    if (stick) ui.list.scrollTop = ui.list.scrollHeight;
+    return out;
+  }
+
+  function addToList(node) {
+    if (ui.empty && ui.empty.parentNode) ui.empty.parentNode.removeChild(ui.empty);
+    mutate(function () { ui.list.appendChild(node); });
+  }
+
+  function userMessage(text) {
+    var m = el("div", "cob-msg cob-user");
+    m.setAttribute("aria-label", T.you);
+    var body = el("div", "cob-body");
+    appendText(body, text);
+    m.appendChild(body);
+    addToList(m);
+    ui.list.scrollTop = ui.list.scrollHeight;
+    return m;
+  }
+
+  function notice(parent, kind, text) {
+    var n = el("div", "cob-notice" + (kind ? " cob-" + kind : ""));
+    if (kind === "error") n.setAttribute("role", "alert");
+    n.appendChild(el("span", "cob-notice-text", text));
+    mutate(function () { parent.appendChild(n); });
+    return n;
+  }
+
+  // ---------------------------------------------------------------- one assistant turn
+
+  /** The assistant message of one turn. Child slots keep a stable order whatever order events arrive in. */
+  function Turn(question) {
+    var self = this;
+    this.question = question;
+    this.text = "";
+    this.citations = [];
+    this.done = false;
+    this.handoff = false;
+    this.status = null;
+    this.node = el("div", "cob-msg cob-assistant");
+    this.node.setAttribute("aria-label", T.assistant);
+    this.node.setAttribute("aria-busy", "true");
+    this.body = el("div", "cob-body");
+    this.typing = el("div", "cob-typing");
+    var dots = el("span", "cob-dots");
+    dots.appendChild(el("i"));
+    dots.appendChild(el("i"));
+    dots.appendChild(el("i"));
+    this.typingLabel = el("span", "cob-typing-label", T.thinking);
+    this.typing.appendChild(dots);
+    this.typing.appendChild(this.typingLabel);
+    this.sources = null;
+    this.slotSections = el("div", "cob-chips cob-sections");
+    this.slotWidgets = el("div", "cob-widgets");
+    this.slotNotices = el("div", "cob-notices");
+    this.slotFollowups = el("div", "cob-chips cob-followups");
+    [this.body, this.typing, this.slotSections, this.slotWidgets, this.slotNotices, this.slotFollowups].forEach(function (n) {
+      self.node.appendChild(n);
+    });
+    this.tidy();
+    addToList(this.node);
+  }
+
+  Turn.prototype.tidy = function () {
+    [this.slotSections, this.slotWidgets, this.slotNotices, this.slotFollowups].forEach(function (s) {
+      s.style.display = s.childNodes.length ? "" : "none";
+    });
+    this.slotWidgets.style.width = this.slotWidgets.childNodes.length ? "100%" : "";
+  };
+
+  Turn.prototype.stopTyping = function () {
+    if (this.typing && this.typing.parentNode) this.typing.parentNode.removeChild(this.typing);
+  };
+
+  Turn.prototype.citation = function (n) {
+    for (var i = 0; i < this.citations.length; i++) if (String(this.citations[i].n) === String(n)) return this.citations[i];
+    return null;
+  };
+
+  /** Re-render the whole body from the accumulated text (markers may be split across deltas). */
+  Turn.prototype.render = function () {
+    var self = this;
+    var body = this.body;
+    mutate(function () {
+      while (body.firstChild) body.removeChild(body.firstChild);
+      var re = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
+      var last = 0;
+      var m;
+      while ((m = re.exec(self.text))) {
+        var nums = m[1].split(/\s*,\s*/);
+        var known = nums.every(function (n) { return self.citation(n); });
+        if (!known) continue; // not one of our sources: leave the text as written
+        appendText(body, self.text.slice(last, m.index));
+        nums.forEach(function (n) { body.appendChild(self.citeNode(self.citation(n))); });
+        last = m.index + m[0].length;
+      }
+      appendText(body, self.text.slice(last));
+      if (self.text && self.citations.length && !self.sources) self.buildSources();
+    });
+  };
+
+  Turn.prototype.citeNode = function (c) {
+    var self = this;
+    var url = safeUrl(c.url);
+    var node = el(url ? "a" : "button", "cob-cite", String(c.n));
+    if (url) {
+      node.href = url;
+      node.target = "_blank";
+      node.rel = "noopener noreferrer";
+    } else {
+      node.type = "button";
+    }
+    var tip = (c.title || "") + (c.path ? " — " + c.path : "");
+    node.title = tip || String(c.n);
+    node.setAttribute("aria-label", T.sources + " " + c.n + (tip ? ": " + tip : ""));
+    node.setAttribute("data-n", String(c.n));
+    node.addEventListener("click", function (e) {
+      if (!url) e.preventDefault();
+      self.showSource(c.n, !url); // a link also opens in a new tab; without one the footer entry toggles
+    });
+    return node;
+  };
+
+  Turn.prototype.buildSources = function () {
+    var self = this;
+    var box = el("div", "cob-sources");
+    var toggle = el("button", "cob-sources-toggle", T.sources + " (" + this.citations.length + ")");
+    toggle.type = "button";
+    toggle.setAttribute("aria-expanded", "false");
+    var ol = el("ol");
+    ol.hidden = true;
+    var listId = "cob-src-" + Math.random().toString(36).slice(2, 9);
+    ol.id = listId;
+    toggle.setAttribute("aria-controls", listId);
+    this.citations.forEach(function (c) {
+      var li = el("li", "cob-source");
+      li.setAttribute("data-n", String(c.n));
+      li.appendChild(document.createTextNode(c.n + ". "));
+      var url = safeUrl(c.url);
+      var name = c.title || c.path || String(c.n);
+      if (url) {
+        var a = el("a", null, name);
+        a.href = url;
+        a.target = "_blank";
+        a.rel = "noopener noreferrer";
+        li.appendChild(a);
+      } else {
+        li.appendChild(el("span", "cob-source-title", name));
+      }
+      if (c.path && c.title) li.appendChild(el("span", "cob-source-path", " (" + c.path + ")"));
+      ol.appendChild(li);
+    });
+    toggle.addEventListener("click", function () { self.expandSources(ol.hidden); });
+    box.appendChild(toggle);
+    box.appendChild(ol);
+    this.sources = { box: box, toggle: toggle, list: ol };
+    this.node.insertBefore(box, this.body.nextSibling);
+  };
+
+  Turn.prototype.expandSources = function (expand) {
+    if (!this.sources) return;
+    var s = this.sources;
+    mutate(function () {
+      s.list.hidden = !expand;
+      s.toggle.setAttribute("aria-expanded", expand ? "true" : "false");
+    });
+  };
+
+  Turn.prototype.showSource = function (n, toggle) {
+    if (!this.sources) this.buildSources();
+    var items = this.sources.list.querySelectorAll(".cob-source");
+    var target = null;
+    for (var i = 0; i < items.length; i++) if (items[i].getAttribute("data-n") === String(n)) target = items[i];
+    if (!target) return;
+    var wasActive = target.classList.contains("cob-source-active") && !this.sources.list.hidden;
+    for (var j = 0; j < items.length; j++) items[j].classList.remove("cob-source-active");
+    if (wasActive && toggle) return; // second click on the same marker: un-highlight
+    this.expandSources(true);
+    void target.offsetWidth; // restart the flash animation
+    target.classList.add("cob-source-active");
+    try { target.scrollIntoView({ behavior: "smooth", block: "nearest" }); } catch (e) { target.scrollIntoView(false); }
+  };
+
+  Turn.prototype.addSection = function (id, description) {
+    if (typeof id !== "string" || !id) return;
+    var target = document.getElementById(id);
+    if (!target || (ui.root && ui.root.contains(target))) return; // not on this page: ignore
+    highlight(target);
+    var chip = el("button", "cob-chip cob-section-chip", "📍 " + (description || id));
+    chip.type = "button";
+    chip.title = T.goTo;
+    chip.setAttribute("data-section", id);
+    chip.addEventListener("click", function () {
+      var t = document.getElementById(id);
+      if (!t) return;
+      if (fullScreen()) close(); // on a phone the panel covers the page: get out of the way first
+      highlight(t);
+    });
+    var slot = this.slotSections;
+    mutate(function () { slot.appendChild(chip); });
+    this.tidy();
+  };
+
+  Turn.prototype.addFollowups = function (items) {
+    var slot = this.slotFollowups;
+    (Array.isArray(items) ? items : []).forEach(function (q) {
+      if (typeof q !== "string" || !q.trim()) return;
+      var chip = el("button", "cob-chip cob-followup", q);
+      chip.type = "button";
+      chip.addEventListener("click", function () { if (!busy) ask(q); });
+      mutate(function () { slot.appendChild(chip); });
+    });
+    this.tidy();
+  };
+
+  Turn.prototype.addCard = function (card) {
+    var self = this;
+    var box = el("div", "cob-card");
+    if (card.id != null) box.setAttribute("data-card-id", String(card.id));
+    if (card.title) box.appendChild(el("p", "cob-card-title", card.title));
+    if (card.summary) {
+      var sum = el("p", "cob-card-summary");
+      appendText(sum, card.summary);
+      box.appendChild(sum);
+    }
+    var params = card.params && typeof card.params === "object" ? card.params : {};
+    var keys = Object.keys(params);
+    if (keys.length) {
+      var table = el("table");
+      var tbody = el("tbody");
+      keys.forEach(function (k) {
+        var tr = el("tr");
+        var v = params[k];
+        tr.appendChild(el("th", null, k));
+        tr.appendChild(el("td", null, v !== null && typeof v === "object" ? JSON.stringify(v) : String(v)));
+        tbody.appendChild(tr);
+      });
+      table.appendChild(tbody);
+      box.appendChild(table);
+    }
+    if (card.expires_at) {
+      var d = new Date(card.expires_at);
+      box.appendChild(el("div", "cob-card-expires", T.expires + ": " + (isNaN(d) ? String(card.expires_at) : d.toLocaleString(LANG))));
+    }
+    var actions = el("div", "cob-card-actions");
+    var approve = el("button", "cob-btn cob-btn-primary cob-approve", T.approve);
+    var reject = el("button", "cob-btn cob-reject", T.reject);
+    approve.type = reject.type = "button";
+    actions.appendChild(approve);
+    actions.appendChild(reject);
+    box.appendChild(actions);
+    var result = el("div", "cob-card-result");
+    result.setAttribute("role", "status");
+    box.appendChild(result);
+    function decide(verb) {
+      approve.disabled = reject.disabled = true;
+      box.setAttribute("data-decision", verb);
+      if (card.id == null) return;
+      fetch(API + "/v1/cards/" + encodeURIComponent(card.id) + "/" + verb, {
+        method: "POST", headers: headers(true), body: "{}", credentials: "omit"
+      }).then(function (res) {
+        if (!res.ok) return errorFromResponse(res).then(function (err) { return { error: err.message }; });
+        return res.json().then(function (j) { return { ok: (j && typeof j.message === "string" && j.message) || T.sent }; },
+          function () { return { ok: T.sent }; });
+      }, function () { return { error: T.network }; }).then(function (r) {
+        mutate(function () {
+          result.textContent = r.error || r.ok;
+          result.className = "cob-card-result" + (r.error ? " cob-error" : "");
+        });
+        box.setAttribute("data-result", r.error ? "error" : "ok");
+      });
+    }
+    approve.addEventListener("click", function () { decide("approve"); });
+    reject.addEventListener("click", function () { decide("reject"); });
+    mutate(function () { self.slotWidgets.appendChild(box); });
+    this.tidy();
+  };
+
+  Turn.prototype.addBooking = function (win) {
+    var box = el("div", "cob-booking");
+    if (win.title) box.appendChild(el("p", "cob-card-title", win.title));
+    var chips = el("div", "cob-chips");
+    (Array.isArray(win.slots) ? win.slots : []).forEach(function (s) {
+      if (!s) return;
+      var label = String(s.label || s.start || "");
+      if (!label) return;
+      var b = el("button", "cob-chip cob-slot", label);
+      b.type = "button";
+      if (s.start) b.setAttribute("data-start", String(s.start));
+      b.addEventListener("click", function () { if (!busy) ask(label); });
+      chips.appendChild(b);
+    });
+    box.appendChild(chips);
+    var self = this;
+    mutate(function () { self.slotWidgets.appendChild(box); });
+    this.tidy();
+  };
+
+  Turn.prototype.addNotice = function (kind, text, retryable) {
+    var n = notice(this.slotNotices, kind, text);
+    if (retryable) {
+      var q = this.question;
+      var b = el("button", "cob-btn cob-retry", T.retry);
+      b.type = "button";
+      b.addEventListener("click", function () {
+        if (busy) return;
+        b.disabled = true;
+        ask(q);
+      });
+      n.appendChild(b);
+    }
+    this.tidy();
+    return n;
+  };
+
+  Turn.prototype.finish = function (status) {
+    this.status = status;
+    this.stopTyping();
+    this.node.setAttribute("data-status", status);
+    this.node.removeAttribute("aria-busy");
+    this.tidy();
+  };
+
+  /** One parsed SSE event. Returns nothing; unknown names are ignored. */
+  Turn.prototype.handle = function (name, payload) {
+    var p = payload && typeof payload === "object" ? payload : {};
+    switch (name) {
+      case "provider":
+        if (p.name) this.node.setAttribute("data-provider", String(p.name));
+        if (p.model) this.node.setAttribute("data-model", String(p.model));
+        break;
+      case "tool":
+        if (this.typing.parentNode) this.typingLabel.textContent = T.searching;
+        if (p.name) this.node.setAttribute("data-last-tool", String(p.name));
+        break;
+      case "verify":
+        ["ok", "claims", "supported", "unsupported", "exempt", "revised"].forEach(function (k) {
+          if (p[k] !== undefined && p[k] !== null && typeof p[k] !== "object") this.node.setAttribute("data-verify-" + k, String(p[k]));
+        }, this);
+        break;
+      case "citations":
+        this.citations = (Array.isArray(p.items) ? p.items : []).filter(function (c) { return c && c.n != null; }).map(function (c) {
+          return { n: c.n, id: c.id, title: c.title ? String(c.title) : "", path: c.path ? String(c.path) : "", url: c.url ? String(c.url) : "" };
+        });
+        if (this.sources && this.sources.box.parentNode) this.sources.box.parentNode.removeChild(this.sources.box);
+        this.sources = null;
+        if (this.text) this.render();
+        break;
+      case "text":
+        if (typeof p.d === "string" && p.d) {
+          this.text += p.d;
+          this.stopTyping();
+          this.render();
+        }
+        break;
+      case "section":
+        this.addSection(p.id, p.description);
+        break;
+      case "handoff":
+        this.handoff = true;
+        this.addNotice("handoff", typeof p.message === "string" && p.message ? p.message : T.staff);
+        break;
+      case "followups":
+        this.addFollowups(p.items);
+        break;
+      case "card":
+        this.addCard(p);
+        break;
+      case "booking_window":
+        this.addBooking(p);
+        break;
+      case "error":
+        this.addNotice("error", typeof p.message === "string" && p.message ? p.message : T.error, p.retryable === true);
+        break;
+      case "done":
+        this.done = true;
+        if (p.conversation_id) setConversation(String(p.conversation_id));
+        if (p.truncated === true) {
+          this.addNotice("truncated", T.truncated);
+          this.finish("truncated");
+        } else {
+          this.finish(typeof p.status === "string" && p.status ? p.status : "answered");
+        }
+        break;
+      default:
+        break; // unknown events are ignored (forward compatibility)
+    }
+  };
+
+  // ---------------------------------------------------------------- talking to the server
+
+  function setConversation(id) {
+    conversationId = id;
+    storeSet(STORE_CONV, id);
+  }
+
+  function runTurn(text) {
+    busy = true;
+    updateSend();
+    userMessage(text);
+    var turn = new Turn(text);
+
+    function fail(kind, message, retryable, status) {
+      turn.addNotice(kind, message, retryable);
+      turn.finish(status);
+    }
+
+    var body = JSON.stringify({ message: text, conversation_id: conversationId || null });
+    var controller = typeof AbortController === "function" ? new AbortController() : null;
+    return fetch(API + "/v1/chat", {
+      method: "POST",
+      headers: headers(true),
+      body: body,
+      credentials: "omit",
+      signal: controller ? controller.signal : undefined
+    }).then(function (res) {
+      if (!res.ok) {
+        return errorFromResponse(res).then(function (err) {
+          if (res.status === 404 && /conversation/i.test(err.code)) setConversation(null); // stale id: next message starts anew
+          fail("error", err.message, err.retryable, "error");
+        });
+      }
+      return readStream(res, turn, controller).then(function () {
+        if (!turn.done) { // the stream ended without `done`: keep the partial text, never present it as complete
+          turn.addNotice("truncated", T.truncated);
+          turn.finish("truncated");
+        }
+      });
+    }, function () {
+      fail("error", T.network, true, "error");
+    }).catch(function (e) {
+      if (!turn.status) fail("error", T.error, true, "error");
+      if (window.console && console.warn) console.warn("[cobertura]", e);
+    }).then(function () {
+      busy = false;
+      updateSend();
+      if (turn.handoff && conversationId) startHandoff(conversationId);
+      if (!ui.panel.hidden && !isTouch()) { try { ui.input.focus({ preventScroll: true }); } catch (e) { /* ignore */ } }
+      return turn.status;
+    });
+  }
+
+  function fullScreen() { return !!(window.matchMedia && window.matchMedia("(max-width: 480px)").matches); }
+  function isTouch() { return window.matchMedia && window.matchMedia("(pointer: coarse)").matches; }
+
+  /** Read the SSE body to its end. Resolves when the stream ends (cleanly or not). */
+  function readStream(res, turn, controller) {
+    var parser = new SSEParser(function (name, data) {
+      var payload;
+      try { payload = JSON.parse(data); } catch (e) { return; } // half an event from a cut stream, or not JSON
+      try { turn.handle(name, payload); } catch (e) { if (window.console && console.warn) console.warn("[cobertura]", name, e); }
+    });
+    if (!res.body || !res.body.getReader) { // very old engines: no streaming, parse the whole body at once
+      return res.text().then(function (t) { parser.feed(t); parser.end(); }, function () { parser.end(); });
+    }
+    var reader = res.body.getReader();
+    var decoder = new TextDecoder("utf-8");
+    var idle = null;
+    function arm() {
+      clearTimeout(idle);
+      idle = setTimeout(function () {
+        try { reader.cancel(); } catch (e) { /* ignore */ }
+        if (controller) controller.abort();
+      }, IDLE_TIMEOUT_MS);
+    }
+    arm();
+    function pump() {
+      return reader.read().then(function (r) {
+        if (r.done) {
+          parser.feed(decoder.decode());
+          parser.end();
+          return;
+        }
+        arm();
+        parser.feed(decoder.decode(r.value, { stream: true }));
+        if (turn.done) { // `done` is terminal: stop reading even if the server keeps the socket open
+          try { reader.cancel(); } catch (e) { /* ignore */ }
+          parser.end();
+          return;
+        }
+        return pump();
+      });
+    }
+    return pump().catch(function () {
+      parser.end(); // network drop mid-stream: whatever arrived stays; the caller marks the turn truncated
+    }).then(function () { clearTimeout(idle); });
+  }
+
+  function ask(text) {
+    text = text == null ? "" : String(text).trim();
+    if (!text) return Promise.resolve(null);
+    if (!ui.panel) build();
+    if (ui.panel.hidden) open();
+    var run = current.then(function () { return runTurn(text); });
+    current = run.catch(function () { /* keep the queue alive */ });
+    return run;
+  }
+
+  // ---------------------------------------------------------------- handoff: replies from a person of the team
+
+  function saveHandoff() { storeSet(STORE_HANDOFF, handoff ? JSON.stringify(handoff) : null); }
+
+  function startHandoff(convId) {
+    if (!handoff || handoff.conversation_id !== convId) handoff = { conversation_id: convId, after: null, seen: [] };
+    saveHandoff();
+    schedulePoll(POLL_MS);
+  }
+
+  function stopHandoff() {
+    clearTimeout(pollTimer);
+    pollTimer = null;
+    handoff = null;
+    saveHandoff();
+  }
+
+  function schedulePoll(ms) {
+    clearTimeout(pollTimer);
+    pollTimer = setTimeout(poll, ms);
+  }
+
+  function poll() {
+    pollTimer = null;
+    if (!handoff || !ui.root || !ui.root.isConnected) return; // the widget was removed from the page
+    if (polling || document.hidden) { schedulePoll(POLL_MS); return; }
+    polling = true;
+    var url = API + "/v1/conversations/" + encodeURIComponent(handoff.conversation_id) + "/replies"
+      + (handoff.after != null && handoff.after !== "" ? "?after=" + encodeURIComponent(handoff.after) : "");
+    fetch(url, { method: "GET", headers: headers(false), credentials: "omit" }).then(function (res) {
+      if (res.status >= 400 && res.status < 500) { stopHandoff(); return; }
+      if (!res.ok) return;
+      return res.json().then(function (j) {
+        var replies = j && Array.isArray(j.replies) ? j.replies : [];
+        replies.forEach(function (r) {
+          if (!r || r.id == null || !handoff) return;
+          var id = String(r.id);
+          if (handoff.seen.indexOf(id) !== -1) return;
+          handoff.seen.push(id);
+          if (handoff.seen.length > 200) handoff.seen = handoff.seen.slice(-200);
+          handoff.after = r.id;
+          staffMessage(r);
+        });
+        saveHandoff();
+      });
+    }).catch(function () { /* offline for a moment: try again next tick */ }).then(function () {
+      polling = false;
+      if (handoff && !pollTimer) schedulePoll(POLL_MS);
+    });
+  }
+
+  function staffMessage(r) {
+    var m = el("div", "cob-msg cob-staff");
+    m.setAttribute("data-reply-id", String(r.id));
+    var label = el("div", "cob-label", T.staff);
+    var d = r.at != null ? new Date(typeof r.at === "number" && r.at < 1e12 ? r.at * 1000 : r.at) : null;
+    if (d && !isNaN(d)) {
+      var time = el("time", null, d.toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit" }));
+      time.setAttribute("datetime", d.toISOString());
+      label.appendChild(time);
+    }
+    var body = el("div", "cob-body");
+    appendText(body, r.text == null ? "" : r.text);
+    m.appendChild(label);
+    m.appendChild(body);
+    addToList(m);
+    if (ui.panel.hidden) ui.badge.hidden = false;
+  }
+
+  // ---------------------------------------------------------------- host-page highlight for `section`
+
+  var fallbackTimers = [];
+  function highlight(target) {
+    try { target.scrollIntoView({ behavior: "smooth", block: "center" }); } catch (e) { target.scrollIntoView(); }
+    target.classList.remove("cobertura-highlight");
+    void target.offsetWidth; // restart the pulse
+    target.classList.add("cobertura-highlight");
+    var prev = highlightTimers ? highlightTimers.get(target) : null;
+    if (prev) clearTimeout(prev);
+    var t = setTimeout(function () { target.classList.remove("cobertura-highlight"); }, HIGHLIGHT_MS);
+    if (highlightTimers) highlightTimers.set(target, t); else fallbackTimers.push(t);
+  }
+
+  // ---------------------------------------------------------------- boot
+
+  function boot() {
+    if (!SITE_KEY && window.console && console.warn) console.warn("[cobertura] missing data-site-key on the widget script tag");
+    build();
+    if (handoff && handoff.conversation_id && handoff.conversation_id === conversationId) schedulePoll(1000);
+    else if (handoff) stopHandoff();
+  }
+
+  window.Cobertura = {
+    __cobertura: true,
+    version: "1",
+    open: function () { if (!ui.panel) build(); open(); },
+    close: function () { close(); },
+    toggle: function () { if (!ui.panel) build(); if (ui.panel.hidden) open(); else close(); },
+    /** Ask a question as if typed; opens the panel. Resolves to the turn's final status ("answered", …). */
+    ask: ask,
+    /** Forget the conversation (next message starts a new one) and clear the panel. */
+    reset: function () {
+      setConversation(null);
+      stopHandoff();
+      if (ui.list) {
+        while (ui.list.firstChild) ui.list.removeChild(ui.list.firstChild);
+        ui.list.appendChild(ui.empty);
+      }
+    },
+    get conversationId() { return conversationId; },
+    get isOpen() { return !!(ui.panel && !ui.panel.hidden); },
+    get busy() { return busy; }
+  };
+
+  if (document.body) boot();
+  else document.addEventListener("DOMContentLoaded", boot);
+})();
