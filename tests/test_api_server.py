@@ -1,0 +1,82 @@
+"""The public endpoint behind a real ASGI server (uvicorn on a loopback port): a client that goes away
+cancels the turn (no further provider round or tool call, nothing recorded) within a second."""
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+import uvicorn
+
+from core import conversation as conversations
+from core.agent.protocol import Reply, ToolCall
+from tests.test_api import Api, acme  # noqa: F401  (the fixture)
+
+ROUND_SECONDS = 0.4
+
+
+class SlowSearcher:
+    """A provider that takes ROUND_SECONDS per round and keeps searching (six rounds, about 2.4 s in all)."""
+
+    name, model = "slow", "slow-1"
+
+    def __init__(self):
+        self.started: list[float] = []
+        self.tools_seen = 0
+
+    def complete(self, system, messages, tools, *, max_tokens=1024, timeout=60.0):
+        self.started.append(time.monotonic())
+        self.tools_seen = sum(m.role == "tool" for m in messages)
+        time.sleep(ROUND_SECONDS)
+        n = len(self.started)
+        return Reply("", (ToolCall(f"c{n}", "search_knowledge", {"query": f"envíos {n}"}),), self.name, self.model,
+                     stop_reason="tool_use")
+
+
+@pytest.fixture
+def server(rt, acme):  # noqa: F811
+    provider = SlowSearcher()
+    api = Api(rt, provider=lambda: provider)
+    config = uvicorn.Config(api.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
+    srv = uvicorn.Server(config)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not srv.started:
+        assert time.monotonic() < deadline, "uvicorn did not start"
+        time.sleep(0.02)
+    port = srv.servers[0].sockets[0].getsockname()[1]
+    yield f"http://127.0.0.1:{port}", api, provider
+    srv.should_exit = True
+    thread.join(timeout=10)
+    api.close()
+
+
+def test_a_client_disconnect_cancels_the_turn_within_a_second(server, rt, acme):  # noqa: F811
+    base, api, provider = server
+    with httpx.Client(timeout=10) as client:
+        with client.stream("POST", f"{base}/v1/chat", json={"message": "¿Cuánto tardan los envíos a Canarias?"},
+                           headers={"X-Site-Key": api.key("acme")}) as response:
+            assert response.status_code == 200
+            for line in response.iter_lines():
+                if line.startswith("event: tool"):  # the turn is under way: one round done
+                    break
+        left = time.monotonic()  # leaving the block closes the connection
+    time.sleep(6 * ROUND_SECONDS)  # the whole uncancelled turn would be over by now
+    late = [t for t in provider.started if t > left + 1.0]
+    assert late == [] and len(provider.started) <= 3, provider.started
+    questions = conversations.question_log(acme, rt.store)
+    assert len(questions) == 1  # the question was logged when the chat opened...
+    assert conversations.turns(acme, rt.store, questions[0]["conversation_id"]) == []  # ...and no turn was recorded
+    assert rt.backlog.gaps(acme) == []
+
+
+def test_a_full_stream_over_the_network_ends_with_done(server):
+    base, api, provider = server
+    provider_rounds = len(provider.started)
+    with httpx.Client(timeout=20) as client:
+        body = client.post(f"{base}/v1/chat", json={"message": "¿Cuánto tardan los envíos?"},
+                           headers={"X-Site-Key": api.key("acme")}).text
+    assert body.count("event: done") == 1 and body.rstrip().splitlines()[-2] == "event: done"
+    assert len(provider.started) - provider_rounds == 6  # the six rounds ran; then the turn was cut (truncated)
