@@ -40,10 +40,11 @@
     return base.replace(/\/+$/, "");
   })();
   var LANG = (function () {
-    var raw = (attr("data-lang", "") || navigator.language || "en").toLowerCase().slice(0, 2);
+    // the host page's language first (a Spanish shop gets a Spanish widget), then the browser's
+    var raw = (attr("data-lang", "") || document.documentElement.lang || navigator.language || "en").toLowerCase().slice(0, 2);
     return raw === "es" || raw === "pt" || raw === "en" ? raw : "en";
   })();
-  var TITLE = attr("data-title", "Ayuda");
+  var TITLE = attr("data-title", { es: "Ayuda", pt: "Ajuda", en: "Help" }[LANG]);
   var ACCENT = (function () {
     var v = attr("data-accent", "#2563eb");
     var ok = !/[;{}<>\\"'`]/.test(v) && (!window.CSS || !CSS.supports || CSS.supports("color", v));

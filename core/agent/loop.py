@@ -174,7 +174,7 @@ class Agent:
         elif status == "answered":
             result.answer, ids = release(answer)
             result.citations = self._citations(ctx, ids)
-            result.followups = followups(evidence.hits, ids, question)
+            result.followups = followups(evidence.hits, ids, question, language)
         elif evidence.handoff:  # the model handed over: a person takes it, whatever it wrote; no gap
             result.status, result.answer = "handoff", prompts.message("handoff", language)
         else:

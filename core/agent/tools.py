@@ -99,6 +99,7 @@ def section_spec(sections: dict[str, str]) -> ToolSpec:
 def candidate(hit: Hit, selected: bool) -> dict:
     """One retrieved chunk as the trace keeps it (no text): scores, type, and why it was selected or dropped."""
     return {"id": hit.chunk_id, "path": hit.path, "title": hit.title, "type": hit.type, "starred": hit.starred,
+            "language": hit.language,
             "score": round(hit.score, 4), "similarity": round(hit.similarity, 4), "bm25": round(hit.bm25, 3),
             "found_by": hit.found_by, "selected": selected, "reason": hit.reason}
 
