@@ -90,7 +90,11 @@ def reply(ctx: TenantContext, store: Store, handoff_id: int, text: str) -> dict:
         current = require(ctx, store, handoff_id)
         if current["status"] != "open":
             raise HandoffError(f"Handoff #{handoff_id} is closed; reopen it to reply.")
-        replies = current["replies"] + [{"at": utcnow(), "by": ctx.actor, "text": text}]
+        # numbered across the conversation, append-only, so a widget polling "after N" never misses one
+        earlier = store.query("SELECT replies FROM handoffs WHERE tenant_id = ? AND conversation_id = ?",
+                              [ctx.tenant_id, current["conversation_id"]])
+        n = 1 + max((r.get("n", 0) for row in earlier for r in json.loads(row["replies"])), default=0)
+        replies = current["replies"] + [{"n": n, "at": utcnow(), "by": ctx.actor, "text": text}]
         db.execute("UPDATE handoffs SET replies = ? WHERE tenant_id = ? AND id = ?",
                    [json.dumps(replies, ensure_ascii=False), ctx.tenant_id, handoff_id])
     return require(ctx, store, handoff_id)
@@ -125,12 +129,19 @@ def record_delivery(ctx: TenantContext, store: Store, handoff_id: int, status: s
 
 
 def replies_for(ctx: TenantContext, store: Store, conversation_id: str, after: int = 0) -> list[dict]:
-    """Staff replies in one conversation, for the customer's widget: numbered 1, 2, … across its handoffs,
-    those after ``after``. Another tenant's or another customer's conversation answers as a missing one."""
+    """Staff replies in one conversation, for the customer's widget: numbered 1, 2, … across its handoffs in
+    the order they were written, those after ``after``. Another tenant's or another customer's conversation answers as a missing one."""
     convo = conversations.get(ctx, store, conversation_id)
     if convo is None or (convo.customer_id or None) != (ctx.customer_id or None):
         raise HandoffError(f"No conversation '{conversation_id}'.")
     rows = store.query("SELECT replies FROM handoffs WHERE tenant_id = ? AND conversation_id = ? ORDER BY id",
                        [ctx.tenant_id, conversation_id])
-    flat = [r for row in rows for r in json.loads(row["replies"])]
-    return [{"id": n, "at": r["at"], "text": r["text"]} for n, r in enumerate(flat, start=1) if n > after]
+    flat = sorted((r for row in rows for r in json.loads(row["replies"])), key=lambda r: r["n"])
+    return [{"id": r["n"], "at": r["at"], "text": r["text"]} for r in flat if r["n"] > after]
+
+
+def open_for(ctx: TenantContext, store: Store, conversation_id: str) -> int | None:
+    """The open handoff of a conversation, if any (a conversation has at most one waiting for the team)."""
+    rows = store.query("SELECT id FROM handoffs WHERE tenant_id = ? AND conversation_id = ? AND status = 'open' "
+                       "ORDER BY id LIMIT 1", [ctx.tenant_id, conversation_id])
+    return rows[0]["id"] if rows else None

@@ -11,6 +11,7 @@ invalidates every token signed with the old one. Only an admin sees or rotates t
 """
 from __future__ import annotations
 
+import math
 import secrets
 import time
 from dataclasses import dataclass, field
@@ -130,7 +131,7 @@ def verify_customer_token(secret: str, token: str, *, clock: Callable[[], float]
         raise TokenError(f"The customer token is not valid ({exc.__class__.__name__}): sign it with the tenant's "
                          "current secret, HS256, with 'sub' (customer id) and 'exp'.") from None
     exp = claims.get("exp")
-    if not isinstance(exp, (int, float)) or isinstance(exp, bool):
+    if not isinstance(exp, (int, float)) or isinstance(exp, bool) or not math.isfinite(exp):
         raise TokenError("The customer token's 'exp' must be a number (seconds since 1970).")
     if exp + LEEWAY_SECONDS < now:
         raise TokenError("The customer token has expired; ask the business's backend for a fresh one.")

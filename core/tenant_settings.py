@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from core.config import DEFAULT_ANTHROPIC_MODEL, ConfigError, Settings, check_provider_settings
+from core import site_keys
 from core.conversation import CHANNELS, ConversationError
 from core.language import DETECTABLE
 from core.store import Store, utcnow
@@ -207,6 +208,8 @@ def update(ctx: TenantContext, store: Store, *, process: Settings | None = None,
             [ctx.tenant_id, payload, utcnow(), ctx.actor])
         if "name" in clean:
             db.execute("UPDATE tenants SET name = ? WHERE id = ?", [clean["name"], ctx.tenant_id])
+    if clean.get("handoff_webhook_url"):  # webhook calls are signed with the tenant's secret: make sure it exists
+        site_keys.ensure(ctx, store)
     return get(ctx, store)
 
 

@@ -75,8 +75,11 @@ class Notifier:
         headers = {"Content-Type": "application/json", "User-Agent": "Cobertura-Webhook/1",
                    "X-Cobertura-Event": "handoff.created", "X-Cobertura-Delivery": uuid.uuid4().hex}
         secret = site_keys.webhook_secret(ctx, self.store)
-        if secret:
-            headers["X-Cobertura-Signature"] = signature(secret, body)
+        if not secret:  # never send an unsigned call: the receiver could not tell it from a forgery
+            error = "not sent: the tenant has no signing secret yet; an admin opens Settings → Website widget to create it"
+            handoff.record_delivery(ctx, self.store, handoff_id, "failed", 0, error)
+            return "failed"
+        headers["X-Cobertura-Signature"] = signature(secret, body)
         error = ""
         delays = (0.0, *self.retry_delays)
         for attempt, delay in enumerate(delays, start=1):

@@ -80,3 +80,24 @@ def test_a_full_stream_over_the_network_ends_with_done(server):
                            headers={"X-Site-Key": api.key("acme")}).text
     assert body.count("event: done") == 1 and body.rstrip().splitlines()[-2] == "event: done"
     assert len(provider.started) - provider_rounds == 6  # the six rounds ran; then the turn was cut (truncated)
+
+
+@pytest.mark.parametrize("kind", ["openai", "anthropic"])
+def test_cancelling_drops_a_remote_provider_call_in_flight(rt, acme, kind):  # noqa: F811
+    """A turn cancelled while the model is still thinking stops at once, not when the model answers."""
+    from core.agent.loop import Agent, Cancelled
+    from core.agent.providers import AnthropicProvider, OpenAICompatibleProvider
+    from tests.fake_llm_server import FakeLLMServer, anthropic_reply, openai_reply
+
+    with FakeLLMServer() as fake:
+        if kind == "openai":
+            fake.enqueue(openai_reply("Hola."), delay=5.0)
+            provider = OpenAICompatibleProvider(fake.openai_url, "m")
+        else:
+            fake.enqueue(anthropic_reply("Hola."), delay=5.0)
+            provider = AnthropicProvider("sk-test", "claude-test", base_url=fake.url)
+        asked = time.monotonic()
+        with pytest.raises(Cancelled):
+            Agent(rt, provider).ask(acme, "hola", cancelled=lambda: time.monotonic() - asked > 0.3)
+        assert time.monotonic() - asked < 1.0
+        assert len(fake.requests) == 1

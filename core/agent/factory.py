@@ -53,6 +53,9 @@ class TenantPrompt:
     def attempts(self) -> list:
         return getattr(self.inner, "attempts", [])
 
+    def abort(self) -> None:
+        getattr(self.inner, "abort", lambda: None)()
+
     def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
                  max_tokens: int = 1024, timeout: float = 60.0) -> Reply:
         return self.inner.complete(f"{system}\n\n{self.rules}", messages, tools, max_tokens=max_tokens, timeout=timeout)

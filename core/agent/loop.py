@@ -6,6 +6,7 @@ unsupported claim after the revision round is withheld whole and the turn abstai
 """
 from __future__ import annotations
 
+import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -16,7 +17,7 @@ from core import sources as sources_mod
 from core import tenant_settings
 from core.agent import prompts
 from core.agent.followups import followups
-from core.agent.protocol import Message, Provider, TransportError
+from core.agent.protocol import Message, Provider, Reply, TransportError
 from core.agent.tools import Tool, Toolbox, TurnEvidence
 from core.grounding import Evidence, check, release
 from core.language import detect
@@ -51,6 +52,39 @@ class TurnResult:
 
 class Cancelled(Exception):
     """The client went away: the turn stops and nothing is recorded as an answer."""
+
+
+def never() -> bool:
+    """The default ``cancelled`` hook: a turn nobody can cancel (CLI, admin app)."""
+    return False
+
+
+#: How often an in-flight provider call looks at the ``cancelled`` hook.
+CANCEL_POLL_SECONDS = 0.05
+
+
+def abortable(call: Callable[[], Reply], cancelled: Callable[[], bool], abort: Callable[[], None]) -> Reply:
+    """Run a blocking provider call in its own thread and give it up as soon as ``cancelled()`` turns true:
+    ``abort`` (closing the provider's HTTP clients) drops the request in flight, so no one pays for tokens that
+    nobody will read; the call's thread ends on its own with the closed connection."""
+    outcome: dict = {}
+    finished = threading.Event()
+
+    def run() -> None:
+        try:
+            outcome["reply"] = call()
+        except BaseException as exc:  # handed to the caller's thread below
+            outcome["error"] = exc
+        finished.set()
+
+    threading.Thread(target=run, name="provider-call", daemon=True).start()
+    while not finished.wait(CANCEL_POLL_SECONDS):
+        if cancelled():
+            abort()
+            raise Cancelled()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["reply"]
 
 
 def hands_off(channel: str, uncovered: int, handed_off: bool) -> bool:
@@ -95,7 +129,7 @@ class Agent:
         self.extra_tools, self.tenant_name = list(extra_tools), tenant_name
 
     def ask(self, ctx: TenantContext, question: str, conversation_id: str | None = None, channel: str = "web",
-            cancelled: Callable[[], bool] = lambda: False, record: bool = True,
+            cancelled: Callable[[], bool] = never, record: bool = True,
             rehearsal: Rehearsal | None = None, on_event: Callable[[str, dict], None] | None = None) -> TurnResult:
         """Answer one message. ``record=False`` is a dry run (gap replay): the same tools and gate, but no
         conversation, turn, gap or handoff is written. A ``rehearsal`` (QA runs) is a dry run in an in-memory
@@ -200,13 +234,14 @@ class Agent:
             input_tokens=usage["input_tokens"], output_tokens=usage["output_tokens"], trace=trace, uncovered=uncovered,
         )
         current = conversations.require(ctx, store, convo.id)
-        if uncovered and hands_off(convo.channel, current.uncovered, current.handed_off):
+        waiting = handoff.open_for(ctx, store, convo.id) is not None  # the team has it already: no second one
+        if uncovered and hands_off(convo.channel, current.uncovered, waiting):
             result.handoff_id = self._hand_off(ctx, convo.id, "not_covered_twice", result.gap_id)
             result.status = "handoff"
             trace["handoff"] = {"id": result.handoff_id, "reason": "not_covered_twice"}
             result.answer = f"{result.answer} {prompts.message('handoff', language)}"
         elif evidence.handoff and not fault:
-            if not current.handed_off:  # one open handoff per conversation: the team already has it otherwise
+            if not waiting:
                 result.handoff_id = self._hand_off(ctx, convo.id, evidence.handoff, result.gap_id)
             result.status = "handoff"
             trace["handoff"] = {"id": result.handoff_id, "reason": evidence.handoff}
@@ -229,8 +264,13 @@ class Agent:
             if remaining <= 0:
                 raise TimeoutError()
             asked = time.perf_counter()
-            reply = self.provider.complete(system, messages, toolbox.specs(), max_tokens=1024,
-                                           timeout=min(remaining, self.call_timeout))
+            def call(specs=toolbox.specs(), timeout=min(remaining, self.call_timeout)) -> Reply:
+                return self.provider.complete(system, messages, specs, max_tokens=1024, timeout=timeout)
+
+            if cancelled is never:
+                reply = call()
+            else:  # a client that can go away (the public endpoint): the call in flight is given up with it
+                reply = abortable(call, cancelled, getattr(self.provider, "abort", lambda: None))
             usage["provider_ms"] += int((time.perf_counter() - asked) * 1000)
             if not trace["rounds"] or trace["rounds"][-1]["provider"] != reply.provider:  # first, and on failover
                 emit("provider", {"name": reply.provider or self.provider.name, "model": reply.model or self.provider.model})

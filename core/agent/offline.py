@@ -214,12 +214,20 @@ def _as_claim(sentence: str) -> str:
 
 # -- guidance: a person when asked for one, the page section the question is about --------------------------
 _PERSON = re.compile(
-    r"\b(?:hablar|habla|contactar|pasar|pásame|pasame|poner|ponme|quiero|necesito|puedo)\b.{0,40}\b(?:persona|humano|humana|"
-    r"agente|operador|operadora|alguien del equipo|comercial)\b"
-    r"|\b(?:falar|conversar|passar|quero|preciso|posso)\b.{0,40}\b(?:pessoa|humano|humana|atendente|agente|operador)\b"
-    r"|\b(?:talk|speak|chat|connect|transfer|put)\b.{0,40}\b(?:person|human|agent|someone|representative|operator)\b"
-    r"|\b(?:real person|human agent|live agent)\b",
-    re.IGNORECASE | re.DOTALL,
+    # a request to be put in contact ("hablar con una persona", "pásame con un agente", "talk to a human"),
+    # never a question that merely mentions someone ("enviar a otra persona", "persona física")
+    r"\b(?:hablar|habla|contactar|conversar|chatear)\s+con\s+(?:(?:una?|algún|alguna|el|la)\s+)?"
+    r"(?:persona|humano|humana|agente|operador|operadora|alguien|comercial|responsable)\b"
+    r"|\b(?:p[áa]same|ponme|pasadme|ponedme|p[áa]sanos)\s+con\b"
+    r"|\b(?:poner|pasar|ponerme|pasarme)\s+con\s+(?:(?:una?|el|la)\s+)?"
+    r"(?:persona|humano|humana|agente|operador|operadora|alguien|comercial|responsable)\b"
+    r"|\b(?:falar|conversar|contactar)\s+com\s+(?:(?:uma?|algum|alguma|o|a)\s+)?"
+    r"(?:pessoa|humano|humana|atendente|agente|operador|algu[ée]m)\b"
+    r"|\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:(?:a|an|the|some|your)\s+)?"
+    r"(?:person|human|agent|someone|somebody|representative|operator|real\s+person)\b"
+    r"|\b(?:transfer|connect|put)\s+me\s+(?:to|with|through)\b"
+    r"|\b(?:real person|human agent|live agent|agente humano|persona real|pessoa real)\b",
+    re.IGNORECASE,
 )
 #: Share of the question's content words a section description must hold to be pointed at.
 MIN_SECTION_OVERLAP = 0.34

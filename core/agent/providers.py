@@ -155,6 +155,10 @@ class AnthropicProvider:
                 f"anthropic ({self.model}) answered something that is not a Messages API reply: {_short(repr(exc))}"
             ) from None
 
+    def abort(self) -> None:
+        """Drop the request in flight (the client went away): its connection is closed."""
+        self._client.close()
+
     def _reply(self, response: Any) -> Reply:
         text = "".join(block.text for block in response.content if block.type == "text")
         calls = tuple(
@@ -294,6 +298,10 @@ class OpenAICompatibleProvider:
                 f"{where} answered something that is not a chat completion: {_short(repr(exc))}"
             ) from None
 
+    def abort(self) -> None:
+        """Drop the request in flight (the client went away): its connection is closed."""
+        self._client.close()
+
     def _status_error(self, response: httpx.Response) -> Exception:
         status = response.status_code
         try:
@@ -377,6 +385,10 @@ class ProviderChain:
             return reply
         listing = "; ".join(error for _, error in self.attempts)  # each error names its provider
         raise TransportError(f"every provider failed: {listing}")
+
+    def abort(self) -> None:
+        for provider in self.providers:
+            getattr(provider, "abort", lambda: None)()
 
 
 def build_provider(
