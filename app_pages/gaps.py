@@ -11,7 +11,7 @@ from datetime import datetime, timedelta, timezone
 import pandas as pd
 import streamlit as st
 
-from core import sources
+from core import handoff, sources
 from core.agent.drafting import draft_article, skeleton
 from core.agent.replay import replay_gap
 from core.config import ConfigError
@@ -195,6 +195,9 @@ def detail(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[Gap]) -> N
             st.subheader(f"#{gap.id} · {md(gap.label)} :{STATUS_COLOR[gap.status]}-badge[{gap.status}]", anchor=False)
             facts = [f"asked **{gap.count}×**", f"first seen {stamp(gap.first_seen)}", f"last seen {ago(gap.last_seen)}",
                      f"languages {', '.join(gap.languages) or '—'}", f"channels {', '.join(gap.channels) or '—'}"]
+            handed = handoff.by_gap(ctx, rt.store).get(gap.id)
+            if handed:  # what this gap costs the team: conversations a person had to take over (see the Inbox)
+                facts.append(f"handed to a person **{handed['total']}×** ({handed['open']} open in the Inbox)")
             if gap.status == "closed":
                 facts.append(f"closed with `{gap.article_path}` by {md(gap.closed_by or '?')} {ago(gap.closed_at)}")
             elif gap.article_path:

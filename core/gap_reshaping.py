@@ -24,6 +24,8 @@ class Reshaping:
                            [target.id, ctx.tenant_id, other.id])
                 db.execute("UPDATE gap_history SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
                            [target.id, ctx.tenant_id, other.id])
+                db.execute("UPDATE handoffs SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",  # their handoffs follow
+                           [target.id, ctx.tenant_id, other.id])
                 db.execute("DELETE FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, other.id])
                 self._history(ctx, target.id, "merged", ctx.actor,
                               detail={"gap": other.id, "label": other.label, "count": other.count})

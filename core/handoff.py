@@ -145,3 +145,10 @@ def open_for(ctx: TenantContext, store: Store, conversation_id: str) -> int | No
     rows = store.query("SELECT id FROM handoffs WHERE tenant_id = ? AND conversation_id = ? AND status = 'open' "
                        "ORDER BY id LIMIT 1", [ctx.tenant_id, conversation_id])
     return rows[0]["id"] if rows else None
+
+
+def by_gap(ctx: TenantContext, store: Store) -> dict[int, dict[str, int]]:
+    """For each gap that cost a person's time: how many handoffs it caused, and how many are still open."""
+    rows = store.query("SELECT gap_id, COUNT(*) AS total, SUM(status = 'open') AS open FROM handoffs "
+                       "WHERE tenant_id = ? AND gap_id IS NOT NULL GROUP BY gap_id", [ctx.tenant_id])
+    return {row["gap_id"]: {"total": row["total"], "open": row["open"]} for row in rows}

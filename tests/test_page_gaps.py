@@ -234,3 +234,19 @@ def test_an_llm_draft_when_a_provider_is_configured(environ, monkeypatch, reques
     assert "[[FALTA" in at.text_area(key=f"article_content_{gap}").value
     assert "Drafted by **scripted" in texts(at) and "placeholders" in texts(at)
     assert "¿Vendéis patinetes eléctricos?" in provider.calls[0]["messages"][0].content
+
+
+def test_a_gap_shows_the_handoffs_it_caused_and_a_merge_carries_them(runtime, acme):
+    from core import conversation as conversations
+    from core import handoff
+
+    ctx, ids = acme
+    convo = conversations.start(ctx, runtime.store, "identified").id
+    handoff.create(ctx, runtime.store, convo, "not_covered_twice", ids["scooters_en"])
+    at = open_page()
+    choose_gap(at, ids["scooters_en"])
+    assert "handed to a person **1×** (1 open in the Inbox)" in texts(at)
+    runtime.backlog.merge(ctx, ids["scooters_es"], [ids["scooters_en"]])
+    assert handoff.by_gap(ctx, runtime.store) == {ids["scooters_es"]: {"total": 1, "open": 1}}
+    choose_gap(at.run(), ids["discount"])
+    assert "handed to a person" not in texts(at)
