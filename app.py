@@ -15,6 +15,7 @@ from app_pages import common
 PAGES = [
     ("app_pages/sources.py", "Sources", ":material/library_books:", "sources", {"editor", "qa"}),
     ("app_pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
+    ("app_pages/inbox.py", "Inbox", ":material/inbox:", "inbox", {"editor"}),
     ("app_pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
     ("app_pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
     ("app_pages/settings.py", "Settings", ":material/settings:", "settings", set()),

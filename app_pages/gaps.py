@@ -20,6 +20,7 @@ from core.runtime import Runtime
 from core.sources import SourceError
 from core.tenancy import AuthError, TenantContext
 from app_pages import common
+from app_pages.display import ago, md, stamp
 
 #: The errors of the backlog, the tree and the settings: their messages are written for the user.
 USER_ERRORS = (GapError, AuthError, SourceError, ConfigError)
@@ -33,29 +34,12 @@ FLASH = "gaps_flash"
 
 
 # -- small formatting helpers -----------------------------------------------------------------------
-def md(text: str) -> str:
-    """Text shown literally inside markdown (masked samples hold <EMAIL>, labels may hold * or :)."""
-    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in text or "")
 
 
-def parse(iso: str | None) -> datetime | None:
-    return datetime.fromisoformat(iso) if iso else None
 
 
-def ago(iso: str | None) -> str:
-    when = parse(iso)
-    if when is None:
-        return "—"
-    seconds = max(0, int((datetime.now(timezone.utc) - when).total_seconds()))
-    for size, unit in ((86400, "d"), (3600, "h"), (60, "min")):
-        if seconds >= size:
-            return f"{seconds // size} {unit} ago"
-    return "just now"
 
 
-def stamp(iso: str | None) -> str:
-    when = parse(iso)
-    return when.astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if when else "—"
 
 
 _flash = common.Flash(FLASH)

@@ -16,6 +16,7 @@ from core.conversation import CHANNELS, SUPPORT_CHANNELS, ConversationError
 from core.runtime import Runtime
 from core.tenancy import AuthError, TenantContext
 from app_pages import common
+from app_pages.display import stamp
 
 #: Errors whose message is written for the user: shown as is, never as a traceback.
 USER_ERRORS = (qa.QaError, AuthError, ConversationError)
@@ -34,8 +35,6 @@ def percent(rate: float | None) -> str:
     return "—" if rate is None else f"{rate:.0%}"
 
 
-def stamp(iso: str) -> str:
-    return iso.replace("T", " ")[:16] + " UTC" if iso else "—"
 
 
 # -- suites ---------------------------------------------------------------------------------------------------

@@ -22,6 +22,7 @@ from core.runtime import Runtime
 from core.sources import SourceError
 from core.tenancy import AuthError, TenantContext
 from app_pages import common
+from app_pages.display import md
 
 #: Errors whose message is written for the user: shown as is, never as a traceback.
 USER_ERRORS = (ConversationError, SourceError, AuthError, ConfigError)
@@ -46,9 +47,6 @@ K_CONVERSATION, K_TURNS, K_TENANT, K_PENDING = "sbx_conversation", "sbx_turns", 
 K_CHANNEL, K_WHO, K_CUSTOMER = "sbx_channel", "sbx_who", "sbx_customer"
 
 
-def md(text: str) -> str:
-    """Text shown literally inside markdown."""
-    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text or ""))
 
 
 def code(text: str) -> str:

@@ -1,6 +1,6 @@
 """Settings (admins only): the kill switch, the tenant's name and languages, the agent's instructions and
 guardrails, enabled channels, the handoff-reason and section catalogs, retention, provider and model,
-users and roles.
+the website widget (site key and snippet, signing secret, handoff webhook), users and roles.
 
 API keys are never entered here: they come from the environment of the process (README, Configuration);
 the Provider section only says which providers the environment can run.
@@ -12,20 +12,15 @@ import streamlit as st
 
 from core import members, tenant_settings
 from core.agent import prompts
-from core.config import ConfigError
-from core.gap_model import GapError
 from core.handoff import REASONS
 from core.language import DETECTABLE
-from core.members import MemberError
 from core.runtime import Runtime
-from core.tenancy import ROLES, AuthError, TenancyError, TenantContext
-from core.tenant_settings import TenantSettings, TenantSettingsError
+from core.tenancy import ROLES, TenantContext
+from core.tenant_settings import TenantSettings
 from app_pages import common
+from app_pages.settings_state import attempt, fill, k, reset_on_tenant_change, saved, show_flash, update
+from app_pages.widget_settings import website_widget
 
-#: Errors whose messages are written for the admin: shown on the page, never as a traceback.
-USER_ERRORS = (TenantSettingsError, MemberError, TenancyError, AuthError, GapError, ConfigError)
-PREFIX = "set_"
-FLASH = "settings_flash"
 LANGUAGE_NAMES = {"es": "Spanish", "pt": "Portuguese", "en": "English", "fr": "French", "it": "Italian",
                   "de": "German", "ca": "Catalan"}
 CHANNEL_HELP = {
@@ -39,47 +34,6 @@ CHANNEL_HELP = {
 }
 ROLE_HELP = {"admin": "everything, including these settings", "editor": "knowledge and gap backlog",
              "qa": "sandbox and regression suites"}
-
-
-# -- state ------------------------------------------------------------------------------------------------
-_flash = common.Flash(FLASH)
-flash, show_flash = _flash.set, _flash.show
-
-
-def k(name: str) -> str:
-    return PREFIX + name
-
-
-def fill(name: str, value) -> None:
-    """A widget's starting value (the stored one) unless the admin has edited it in this session."""
-    st.session_state.setdefault(k(name), value)
-
-
-def reset_on_tenant_change(ctx: TenantContext) -> None:
-    """Another tenant picked in the sidebar: forget the edits made to the previous tenant's forms."""
-    if st.session_state.get(k("tenant")) != ctx.tenant_id:
-        for key in [key for key in st.session_state if str(key).startswith(PREFIX)]:
-            del st.session_state[key]
-        st.session_state[k("tenant")] = ctx.tenant_id
-
-
-def saved(message: str) -> None:
-    flash("success", message)
-    st.rerun()
-
-
-def attempt(action, *args, **kwargs) -> bool:
-    """Run a change; a user error is shown where the admin is, never as a traceback. False on error."""
-    try:
-        action(*args, **kwargs)
-    except USER_ERRORS as exc:
-        st.error(str(exc))
-        return False
-    return True
-
-
-def update(rt: Runtime, ctx: TenantContext, **changes) -> bool:
-    return attempt(tenant_settings.update, ctx, rt.store, process=rt.settings, **changes)
 
 
 # -- kill switch ---------------------------------------------------------------------------------------------
@@ -288,6 +242,7 @@ def users(rt: Runtime, ctx: TenantContext) -> None:
                 saved(f"{chosen} removed from this tenant (their account and other tenants stay).")
 
 
+# -- website widget ----------------------------------------------------------------------------------------
 # -- page ------------------------------------------------------------------------------------------------------
 rt = common.open_app()
 ctx = common.context(rt)
@@ -301,7 +256,7 @@ if current.updated_at:
     st.caption(f"Last changed {current.updated_at} by {current.updated_by}.")
 show_flash()
 kill_switch(rt, ctx, current)
-tabs = st.tabs(["General", "Agent", "Channels", "Catalogs", "Privacy", "Provider", "Users & roles"])
+tabs = st.tabs(["General", "Agent", "Channels", "Catalogs", "Privacy", "Provider", "Website widget", "Users & roles"])
 with tabs[0]:
     general(rt, ctx, current)
 with tabs[1]:
@@ -315,4 +270,6 @@ with tabs[4]:
 with tabs[5]:
     provider(rt, ctx, current)
 with tabs[6]:
+    website_widget(rt, ctx, current)
+with tabs[7]:
     users(rt, ctx)

@@ -13,7 +13,6 @@ from __future__ import annotations
 import html
 import tempfile
 import zipfile
-from datetime import datetime, timezone
 from pathlib import Path, PurePosixPath
 
 import pandas as pd
@@ -29,6 +28,7 @@ from core.runtime import Runtime
 from core.sources import Source, SourceError
 from core.tenancy import AuthError, TenantContext
 from app_pages import common
+from app_pages.display import md, stamp
 
 #: Errors whose message is written for the user: shown with st.error, never as a traceback.
 USER_ERRORS = (SourceError, ExtractionError, AuthError)
@@ -40,13 +40,8 @@ MAX_ZIP_BYTES, MAX_ZIP_FILES = 200_000_000, 5000
 
 
 # -- small helpers ------------------------------------------------------------------------------------------
-def md(text: str) -> str:
-    """Text shown literally inside markdown."""
-    return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text or ""))
 
 
-def stamp(iso: str | None) -> str:
-    return datetime.fromisoformat(iso).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M UTC") if iso else "—"
 
 
 _flash = common.Flash(FLASH)

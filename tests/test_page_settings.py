@@ -207,3 +207,98 @@ def test_users_and_roles(acme, monkeypatch):
     at.checkbox(key="set_remove_confirm_tester@acme.test").check().run()
     click(at, "remove_member")
     assert [m["email"] for m in members.list_members(ctx, acme.store)] == ["boss@acme.test", "writer@acme.test"]
+
+
+def everything_shown(at: AppTest) -> str:
+    """Every value the page sent (texts, code, widget values and labels): what a browser could read."""
+    out = []
+
+    def walk(node) -> None:
+        for attr in ("value", "label", "body", "placeholder", "help"):
+            try:
+                out.append(str(getattr(node, attr)))
+            except Exception:  # noqa: BLE001 - not every node has every attribute
+                pass
+        for child in getattr(node, "children", {}).values():
+            walk(child)
+
+    walk(at.main)
+    walk(at.sidebar)
+    return "\n".join(out)
+
+
+def test_website_widget_snippet_shows_the_site_key_and_rotating_changes_it(acme, monkeypatch):
+    from core import site_keys
+
+    ctx = as_user(monkeypatch, acme, "boss@acme.test")
+    at = open_page()
+    keys = site_keys.ensure(ctx, acme.store)
+    snippet = f'<script src="http://127.0.0.1:8300/widget.js" data-site-key="{keys.public_key}" defer></script>'
+    assert snippet in [c.value for c in at.code]
+    click(at, "rotate_key_ask")
+    assert "**Rotate the site key?** The snippet on your site stops working at once" in texts(at)
+    click(at, "rotate_key_cancel")
+    assert site_keys.ensure(ctx, acme.store).public_key == keys.public_key
+    click(at, "rotate_key_ask")
+    click(at, "rotate_key")
+    new = site_keys.ensure(ctx, acme.store)
+    assert new.public_key != keys.public_key and new.secret == keys.secret
+    assert "the old one no longer works" in texts(at)
+    codes = "\n".join(c.value for c in at.code)
+    assert f'data-site-key="{new.public_key}"' in codes and keys.public_key not in codes
+
+
+def test_the_snippet_uses_the_api_host_and_port_of_the_process(environ, monkeypatch, request):
+    environ.update({"COBERTURA_API_HOST": "chat.acme.test", "COBERTURA_API_PORT": "8443"})
+    rt = request.getfixturevalue("acme")
+    as_user(monkeypatch, rt, "boss@acme.test")
+    at = open_page()
+    assert any(c.value.startswith('<script src="http://chat.acme.test:8443/widget.js" data-site-key="pk_')
+               for c in at.code)
+
+
+def test_the_secret_stays_off_the_page_until_revealed_and_rotates(acme, monkeypatch):
+    from core import site_keys
+
+    ctx = as_user(monkeypatch, acme, "boss@acme.test")
+    at = open_page()
+    secret = site_keys.ensure(ctx, acme.store).secret
+    assert secret not in everything_shown(at)
+    assert at.toggle(key="set_reveal_secret").value is False
+    at.toggle(key="set_reveal_secret").set_value(True).run()
+    ok(at)
+    assert secret in [c.value for c in at.code]
+    click(at, "rotate_secret_ask")
+    assert "Every customer token signed with the old secret is refused" in texts(at)
+    assert "update your backend and your webhook receiver" in texts(at)
+    click(at, "rotate_secret")
+    rotated = site_keys.ensure(ctx, acme.store).secret
+    assert rotated != secret and rotated in [c.value for c in at.code] and secret not in everything_shown(at)
+    at.toggle(key="set_reveal_secret").set_value(False).run()
+    ok(at)
+    assert rotated not in everything_shown(at)
+    # the backend example signs what the API accepts, and explains the webhook signature
+    shown = everything_shown(at)
+    assert 'jwt.encode({"sub": customer_id, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")' in shown
+    assert "X-Cobertura-Signature: sha256=<hex>" in shown and "hmac.compare_digest" in shown
+
+
+def test_the_handoff_webhook_url_saves_and_a_bad_one_is_refused(acme, monkeypatch):
+    ctx = as_user(monkeypatch, acme, "boss@acme.test")
+    at = open_page()
+    assert at.text_input(key="set_webhook_url").value == ""
+    at.text_input(key="set_webhook_url").set_value("ftp://hooks.acme.test/x")
+    click(at, "save_webhook")
+    assert [e.value for e in at.error] == [
+        "The handoff webhook URL 'ftp://hooks.acme.test/x' is not an http(s) URL; write it in full, e.g. "
+        "https://example.com/hooks/cobertura."]
+    assert tenant_settings.get(ctx, acme.store).handoff_webhook_url == ""
+    assert at.text_input(key="set_webhook_url").value == "ftp://hooks.acme.test/x"  # kept to correct it
+    at.text_input(key="set_webhook_url").set_value("https://hooks.acme.test/cobertura?token=abc")
+    click(at, "save_webhook")
+    assert tenant_settings.get(ctx, acme.store).handoff_webhook_url == "https://hooks.acme.test/cobertura?token=abc"
+    assert "Handoff webhook saved" in texts(at) and not at.error
+    at.text_input(key="set_webhook_url").set_value("")
+    click(at, "save_webhook")
+    assert tenant_settings.get(ctx, acme.store).handoff_webhook_url == ""
+    assert "Handoff webhook removed" in texts(at)
