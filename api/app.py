@@ -17,7 +17,7 @@ from core.agent.loop import Agent
 from core.agent.protocol import Provider
 from core.config import Settings, load_settings
 from core.runtime import Runtime, open_runtime
-from core.tenancy import TenantContext, list_tenants
+from core.tenancy import TenantContext, list_tenants, local_operator
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None,
@@ -37,6 +37,8 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
                 from core.demo import init_demo
 
                 init_demo(app.state.rt)
+        for tenant in list_tenants(app.state.rt.store):  # webhook calls a previous run left under way
+            app.state.rt.notifier.resume(local_operator(app.state.rt.store, tenant["slug"], "api"))
         app.state.executor = ThreadPoolExecutor(max_workers=settings.api_workers, thread_name_prefix="turn")
         try:
             yield

@@ -66,6 +66,9 @@ def _row(ctx: TenantContext, store: Store) -> dict | None:
 def ensure(ctx: TenantContext, store: Store) -> SiteKeys:
     """The tenant's keys, created on first use (admins, and the operator building the demo)."""
     _require_admin(ctx)
+    existing = _row(ctx, store)
+    if existing is not None:  # the common case (every Settings render): no write transaction
+        return SiteKeys(**existing)
     with store.write() as db:
         if _row(ctx, store) is None:
             now = utcnow()

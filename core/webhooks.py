@@ -98,6 +98,17 @@ class Notifier:
         log.warning("webhook for handoff %s failed after %d attempts: %s", handoff_id, len(delays), error)
         return "failed"
 
+    def resume(self, ctx: TenantContext) -> int:
+        """Queue again the deliveries of this tenant left ``pending`` (the process stopped while they were
+        under way); returns how many. The API calls it for every tenant when it starts."""
+        pending = [h["id"] for h in handoff.handoffs(ctx, self.store, None) if h["webhook_status"] == "pending"]
+        for handoff_id in pending:
+            if self.executor is None:
+                self.deliver(ctx, handoff_id)
+            else:
+                self.executor.submit(self._safe_deliver, ctx, handoff_id)
+        return len(pending)
+
     def close(self) -> None:
         if self.executor is not None:
             self.executor.shutdown(wait=False, cancel_futures=True)

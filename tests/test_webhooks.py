@@ -220,3 +220,24 @@ def test_the_agent_does_not_notify_when_it_does_not_hand_off(hooked, rt, notifie
     rt.notifier = notifiers(rt, receiver)
     Agent(rt, OfflineResponder()).ask(hooked, "¿Vendéis patinetes eléctricos?", channel="identified")
     assert receiver.requests == []
+
+
+def test_deliveries_left_pending_by_a_stopped_process_are_resumed(rt, ctx):
+    """A handoff whose webhook call was under way when the process stopped is delivered on the next start."""
+    import httpx as _httpx
+
+    from core import conversation as _conversations
+    from core import handoff as _handoff
+    from core import tenant_settings as _settings
+    from core.webhooks import Notifier as _Notifier
+
+    _settings.update(ctx, rt.store, process=rt.settings, handoff_webhook_url="https://hooks.example.com/in")
+    convo = _conversations.start(ctx, rt.store, "identified").id
+    handoff_id = _handoff.create(ctx, rt.store, convo, "customer_request")
+    assert _handoff.require(ctx, rt.store, handoff_id)["webhook_status"] == "pending"
+    seen = []
+    client = _httpx.Client(transport=_httpx.MockTransport(lambda request: seen.append(request) or _httpx.Response(204)))
+    notifier = _Notifier(rt.store, client=client, retry_delays=(), background=False)
+    assert notifier.resume(ctx) == 1 and len(seen) == 1
+    assert _handoff.require(ctx, rt.store, handoff_id)["webhook_status"] == "delivered"
+    assert notifier.resume(ctx) == 0
