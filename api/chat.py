@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import threading
 from typing import AsyncIterator
 
 from fastapi import APIRouter, Depends, Query, Request
@@ -22,7 +21,7 @@ from api.events import EVENTS, done_payload, turn_events
 from api.identity import client_address, visitor
 from core import conversation as conversations
 from core import handoff, tenant_settings
-from core.agent.loop import Cancelled
+from core.agent.cancel import Cancelled, CancelToken
 from core.language import detect
 from core.tenancy import TenantContext
 
@@ -98,14 +97,20 @@ def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visit
         if convo is None or convo.channel != ctx.channel or (convo.customer_id or None) != (ctx.customer_id or None):
             raise ApiError(404, "conversation_not_found", "That conversation does not exist for this visitor; start a "
                            "new one (send no conversation_id).")
+        _log_question(ctx, store, convo.id, message)
     else:
-        convo = conversations.start(ctx, store, ctx.channel)
-    try:  # best effort: losing a log row must never cost the visitor a turn
-        conversations.log_question(ctx, store, convo.id, ctx.channel, detect(message), message)
-    except Exception:
-        log.exception("question log write failed")
+        with store.write():  # one transaction for both: every write waits for SQLite's single writer
+            convo = conversations.start(ctx, store, ctx.channel)
+            _log_question(ctx, store, convo.id, message)
     return EventSourceResponse(_stream(request, ctx, message, convo.id), ping=PING_SECONDS,
                                headers={"Cache-Control": "no-store"})
+
+
+def _log_question(ctx: TenantContext, store, conversation_id: str, message: str) -> None:
+    try:  # best effort: losing a log row must never cost the visitor a turn
+        conversations.log_question(ctx, store, conversation_id, ctx.channel, detect(message), message)
+    except Exception:
+        log.exception("question log write failed")
 
 
 def _sse(name: str, data: dict) -> dict:
@@ -116,7 +121,7 @@ async def _stream(request: Request, ctx: TenantContext, message: str, conversati
     state = request.app.state
     loop = asyncio.get_running_loop()
     progress: asyncio.Queue = asyncio.Queue()
-    cancel = threading.Event()
+    cancel = CancelToken()
 
     def on_event(name: str, data: dict) -> None:
         loop.call_soon_threadsafe(progress.put_nowait, (name, data))
@@ -124,7 +129,7 @@ async def _stream(request: Request, ctx: TenantContext, message: str, conversati
     def work():
         agent = state.agent_for(ctx)
         return agent.ask(ctx, message, conversation_id=conversation_id, channel=ctx.channel,
-                         cancelled=cancel.is_set, on_event=on_event)
+                         cancelled=cancel, on_event=on_event)
 
     turn = loop.run_in_executor(state.executor, work)
     try:
@@ -150,7 +155,7 @@ async def _stream(request: Request, ctx: TenantContext, message: str, conversati
         for name, data in turn_events(result):
             yield _sse(name, data)
     finally:
-        cancel.set()  # the client left (or the turn is over): stop before the next provider round or tool call
+        cancel.cancel()  # the client left (or the turn is over): stop before the next provider round or tool call
 
 
 @router.get("/v1/conversations/{conversation_id}/replies", response_model=Replies, responses=_ERRORS,

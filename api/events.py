@@ -14,7 +14,7 @@ from core.agent.loop import TurnResult
 
 EVENTS = ("provider", "tool", "verify", "citations", "text", "section", "card", "booking_window", "handoff",
           "followups", "error", "done")
-TEXT_CHUNK = 80  # characters per text event, cut at a space
+TEXT_CHUNK = 200  # characters per text event, cut at a space
 
 #: What went wrong, for the client: (code, retryable) by the loop's fault.
 _FAULTS = (("kill_switch", "switched_off", False), ("provider unavailable", "provider_unavailable", True),

@@ -1,4 +1,4 @@
-"""``python -m bench retrieval|scale|trust|gaps|tune ...`` — JSON on stdout."""
+"""``python -m bench retrieval|scale|trust|gaps|tune|load ...`` — JSON on stdout (``load`` without --json: a table)."""
 from __future__ import annotations
 
 import argparse
@@ -27,6 +27,17 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--json", action="store_true")
     p = sub.add_parser("tune", help="grid of retrieval thresholds on the dev split")
     p.add_argument("--json", action="store_true")
+    p = sub.add_parser("load", help="concurrent visitors on the real endpoint: errors, server overhead, RSS")
+    p.add_argument("--users", type=int, default=50)
+    p.add_argument("--seconds", type=float, default=60.0)
+    p.add_argument("--warmup-rounds", type=int, default=2, help="questions per user before measuring (not counted)")
+    p.add_argument("--ms-per-token", type=float, default=20.0, help="the paced provider's speed")
+    p.add_argument("--keep-data", action="store_true",
+                   help="serve the cached demo data dir itself, not a throw-away copy (its conversations pile up)")
+    p.add_argument("--stages", action="store_true", help="also time each stage of a turn inside the server")
+    p.add_argument("--unique", action="store_true",
+                   help="make every question unique (no cached query vector: the embedder runs on every turn)")
+    p.add_argument("--json", action="store_true", help="JSON instead of a table")
     args = parser.parse_args(argv)
     if args.command == "retrieval":
         from bench.retrieval import run
@@ -44,6 +55,14 @@ def main(argv: list[str] | None = None) -> int:
         from bench.gaps import run as run_gaps
 
         report = run_gaps(args.split, args.skip_banking)
+    elif args.command == "load":
+        from bench.load import run as run_load, table
+
+        report = run_load(args.users, args.seconds, args.warmup_rounds, args.ms_per_token, scratch=not args.keep_data,
+                          stages=args.stages, unique=args.unique)
+        if not args.json:
+            print(table(report))
+            return 0 if report["pass"] else 1
     else:
         from bench.tuning import run as run_tune
 

@@ -108,13 +108,15 @@ def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, quest
                 citations: list[dict], evidence: list[str], truncated: bool, provider: str, model: str,
                 latency_ms: int, input_tokens: int, output_tokens: int, trace: dict, uncovered: bool) -> int:
     """Store one turn with its trace (A8); count uncovered questions for the channel policy."""
+    # everything serialised before the write lock is taken: the lock is held for the inserts only
+    row = [ctx.tenant_id, conversation_id, utcnow(), question, status, answer, json.dumps(citations, ensure_ascii=False),
+           json.dumps(evidence), int(truncated), provider, model, latency_ms, input_tokens, output_tokens,
+           json.dumps(trace, ensure_ascii=False, default=str)]
     with store.write() as db:
         turn_id = db.execute(
             "INSERT INTO turns (tenant_id, conversation_id, at, question, status, answer, citations, evidence_ids, truncated, "
             "provider, model, latency_ms, input_tokens, output_tokens, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [ctx.tenant_id, conversation_id, utcnow(), question, status, answer, json.dumps(citations, ensure_ascii=False),
-             json.dumps(evidence), int(truncated), provider, model, latency_ms, input_tokens, output_tokens,
-             json.dumps(trace, ensure_ascii=False, default=str)],
+            row,
         ).lastrowid
         db.execute(
             "UPDATE conversations SET updated_at = ?, uncovered = uncovered + ? WHERE tenant_id = ? AND id = ?",

@@ -27,7 +27,13 @@ def detect(text: str, default: str = "en") -> str:
     """The most likely language code of ``text`` among DETECTABLE (``default`` when there are no words)."""
     if not _WORD.search(text or ""):
         return default
-    lang, _prob = _identifier().classify(text[:4000])
+    return _classify(text[:4000])
+
+
+@lru_cache(maxsize=4096)
+def _classify(text: str) -> str:
+    """One turn asks for the language of the same question several times (loop, gate, backlog): once is enough."""
+    lang, _prob = _identifier().classify(text)
     return lang
 
 

@@ -391,6 +391,9 @@ class Store:
             conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=30000")
+            # WAL + NORMAL: a commit no longer waits for the disk; the database cannot be corrupted, a power cut
+            # may only lose the last transactions (the usual trade for a WAL database serving a chat endpoint)
+            conn.execute("PRAGMA synchronous=NORMAL")
             database = self._local.db = sqlite_utils.Database(conn)
             with self._guard:
                 self._connections.append(conn)

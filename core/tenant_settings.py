@@ -12,6 +12,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from functools import lru_cache
+from types import MappingProxyType
 from urllib.parse import urlsplit
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
@@ -94,8 +96,15 @@ def get(ctx: TenantContext, store: Store) -> TenantSettings:
     if not rows:
         return TenantSettings(name=ctx.tenant_slug)
     row = rows[0]
-    stored = json.loads(row["settings"]) if row["settings"] else {}
-    defaults = TenantSettings(name=row["name"])
+    return _parsed(row["name"], row["settings"], row["updated_at"], row["updated_by"])
+
+
+@lru_cache(maxsize=256)
+def _parsed(tenant_name: str, settings_json: str | None, updated_at: str | None, updated_by: str | None) -> TenantSettings:
+    """The stored row as settings, validated (cached by the row's content: every turn reads the settings
+    several times, the row changes only when an admin saves)."""
+    stored = json.loads(settings_json) if settings_json else {}
+    defaults = TenantSettings(name=tenant_name)
     values: dict[str, Any] = {}
     for name in _STORED:
         if name not in stored:
@@ -110,7 +119,10 @@ def get(ctx: TenantContext, store: Store) -> TenantSettings:
             values[name] = _clean(name, value)
         except TenantSettingsError:
             continue
-    return dataclasses.replace(defaults, **values, updated_at=row["updated_at"], updated_by=row["updated_by"])
+    settings = dataclasses.replace(defaults, **values, updated_at=updated_at, updated_by=updated_by)
+    # shared by every caller from now on: the catalogs are handed out read-only
+    return dataclasses.replace(settings, handoff_reasons=MappingProxyType(dict(settings.handoff_reasons)),
+                               sections=MappingProxyType(dict(settings.sections)))
 
 
 def admit(ctx: TenantContext, store: Store, channel: str, conversation_id: str | None = None) -> TenantSettings:

@@ -191,7 +191,7 @@ def test_transport_failure_of_every_provider_is_an_error_event_not_a_gap(rt, acm
 
 def test_text_chunks_join_back_to_the_answer():
     text = "Según nuestra documentación:\n\n" + "palabra " * 60 + "[1]"
-    pieces = chunks(text)
+    pieces = chunks(text, 80)
     assert "".join(pieces) == text and len(pieces) > 3 and all(len(p) <= 80 for p in pieces)
 
 

@@ -4,6 +4,7 @@ the gate may use it as support, so obeying them can never produce a releasable c
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 REMOVED = "[instruction-like text removed]"
 
@@ -25,8 +26,10 @@ _INSTRUCTION = re.compile("|".join(f"(?:{p})" for p in _PATTERNS), re.IGNORECASE
 _SENTENCE = re.compile(r"[^.!?\n]*(?:[.!?]+|\n|$)")
 
 
+@lru_cache(maxsize=8192)
 def defuse(text: str) -> tuple[str, int]:
-    """The text without its instruction-like sentences, and how many were removed."""
+    """The text without its instruction-like sentences, and how many were removed (cached: the same chunks
+    come back in turn after turn)."""
     if not _INSTRUCTION.search(text):
         return text, 0
     removed, parts = 0, []

@@ -6,7 +6,6 @@ unsupported claim after the revision round is withheld whole and the turn abstai
 """
 from __future__ import annotations
 
-import threading
 import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
@@ -16,6 +15,7 @@ from core import handoff
 from core import sources as sources_mod
 from core import tenant_settings
 from core.agent import prompts
+from core.agent.cancel import Cancelled, cancellable_call, never
 from core.agent.followups import followups
 from core.agent.protocol import Message, Provider, Reply, TransportError
 from core.agent.tools import Tool, Toolbox, TurnEvidence
@@ -48,43 +48,6 @@ class TurnResult:
                 "gap_id": self.gap_id, "handoff_id": self.handoff_id, "truncated": self.truncated,
                 "conversation_id": self.conversation_id, "language": self.language, "sections": self.sections,
                 "followups": self.followups, "trace": self.trace}
-
-
-class Cancelled(Exception):
-    """The client went away: the turn stops and nothing is recorded as an answer."""
-
-
-def never() -> bool:
-    """The default ``cancelled`` hook: a turn nobody can cancel (CLI, admin app)."""
-    return False
-
-
-#: How often an in-flight provider call looks at the ``cancelled`` hook.
-CANCEL_POLL_SECONDS = 0.05
-
-
-def abortable(call: Callable[[], Reply], cancelled: Callable[[], bool], abort: Callable[[], None]) -> Reply:
-    """Run a blocking provider call in its own thread and give it up as soon as ``cancelled()`` turns true:
-    ``abort`` (closing the provider's HTTP clients) drops the request in flight, so no one pays for tokens that
-    nobody will read; the call's thread ends on its own with the closed connection."""
-    outcome: dict = {}
-    finished = threading.Event()
-
-    def run() -> None:
-        try:
-            outcome["reply"] = call()
-        except BaseException as exc:  # handed to the caller's thread below
-            outcome["error"] = exc
-        finished.set()
-
-    threading.Thread(target=run, name="provider-call", daemon=True).start()
-    while not finished.wait(CANCEL_POLL_SECONDS):
-        if cancelled():
-            abort()
-            raise Cancelled()
-    if "error" in outcome:
-        raise outcome["error"]
-    return outcome["reply"]
 
 
 def hands_off(channel: str, uncovered: int, handed_off: bool) -> bool:
@@ -267,10 +230,7 @@ class Agent:
             def call(specs=toolbox.specs(), timeout=min(remaining, self.call_timeout)) -> Reply:
                 return self.provider.complete(system, messages, specs, max_tokens=1024, timeout=timeout)
 
-            if cancelled is never:
-                reply = call()
-            else:  # a client that can go away (the public endpoint): the call in flight is given up with it
-                reply = abortable(call, cancelled, getattr(self.provider, "abort", lambda: None))
+            reply = cancellable_call(call, cancelled, getattr(self.provider, "abort", lambda: None))
             usage["provider_ms"] += int((time.perf_counter() - asked) * 1000)
             if not trace["rounds"] or trace["rounds"][-1]["provider"] != reply.provider:  # first, and on failover
                 emit("provider", {"name": reply.provider or self.provider.name, "model": reply.model or self.provider.model})
