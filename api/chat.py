@@ -28,6 +28,7 @@ from core.tenancy import TenantContext
 log = logging.getLogger("api")
 router = APIRouter()
 PING_SECONDS = 15
+_RESULT, _FAILED = object(), object()  # what the turn's thread posts last (never an event name)
 
 
 class ChatRequest(BaseModel):
@@ -120,39 +121,40 @@ def _sse(name: str, data: dict) -> dict:
 async def _stream(request: Request, ctx: TenantContext, message: str, conversation_id: str) -> AsyncIterator[dict]:
     state = request.app.state
     loop = asyncio.get_running_loop()
-    progress: asyncio.Queue = asyncio.Queue()
+    queue: asyncio.Queue = asyncio.Queue()
     cancel = CancelToken()
 
-    def on_event(name: str, data: dict) -> None:
-        loop.call_soon_threadsafe(progress.put_nowait, (name, data))
-
-    def work():
-        agent = state.agent_for(ctx)
-        return agent.ask(ctx, message, conversation_id=conversation_id, channel=ctx.channel,
-                         cancelled=cancel, on_event=on_event)
-
-    turn = loop.run_in_executor(state.executor, work)
-    try:
-        while not turn.done():
-            getter = asyncio.ensure_future(progress.get())
-            await asyncio.wait({getter, turn}, return_when=asyncio.FIRST_COMPLETED)
-            if getter.done():
-                yield _sse(*getter.result())
-            else:
-                getter.cancel()
-        while not progress.empty():  # progress reported just before the turn ended
-            yield _sse(*progress.get_nowait())
+    def post(item) -> None:
         try:
-            result = turn.result()
-        except Cancelled:
-            return
-        except Exception:
-            log.exception("turn failed")
-            yield _sse("error", {"code": "internal", "message": "Something went wrong on our side; try again.",
-                                 "retryable": True})
-            yield _sse("done", done_payload(None, conversation_id, truncated=True))
-            return
-        for name, data in turn_events(result):
+            loop.call_soon_threadsafe(queue.put_nowait, item)
+        except RuntimeError:  # the server is shutting down: nobody is listening any more
+            pass
+
+    def work() -> None:
+        """The turn, in a worker thread: its progress, then its result (or its exception), through one queue."""
+        try:
+            agent = state.agent_for(ctx)
+            post((_RESULT, agent.ask(ctx, message, conversation_id=conversation_id, channel=ctx.channel,
+                                      cancelled=cancel, on_event=lambda name, data: post((name, data)))))
+        except BaseException as exc:  # handed to the stream below
+            post((_FAILED, exc))
+
+    loop.run_in_executor(state.executor, work)
+    try:
+        while True:
+            name, data = await queue.get()
+            if name is _RESULT:
+                for event in turn_events(data):
+                    yield _sse(*event)
+                return
+            if name is _FAILED:
+                if isinstance(data, Cancelled):
+                    return
+                log.error("turn failed", exc_info=data)
+                yield _sse("error", {"code": "internal", "message": "Something went wrong on our side; try again.",
+                                     "retryable": True})
+                yield _sse("done", done_payload(None, conversation_id, truncated=True))
+                return
             yield _sse(name, data)
     finally:
         cancel.cancel()  # the client left (or the turn is over): stop before the next provider round or tool call

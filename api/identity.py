@@ -18,14 +18,14 @@ def client_address(request: Request) -> str:
     return request.client.host if request.client else "unknown"
 
 
-def visitor(
+async def visitor(
     request: Request,
     x_site_key: str | None = Header(None, description="The tenant's public site key (pk_…), from the widget snippet."),
     x_customer_token: str | None = Header(
         None, description="Optional: an identified customer's token, an HS256 JWT signed by the business's backend with "
         "the tenant's secret (claims: sub = customer id, exp)."),
 ) -> TenantContext:
-    """The TenantContext of a widget request, or 401 with what to fix."""
+    """The TenantContext of a widget request, or 401 with what to fix. Async: one indexed read, no thread hop."""
     if not x_site_key:
         raise ApiError(401, "missing_site_key", "Send the tenant's public site key in the X-Site-Key header "
                        "(the widget snippet in Settings → Website widget has it).")
