@@ -375,3 +375,14 @@ def test_cli_passes_the_demo_suite_and_fails_a_broken_case(tmp_path, monkeypatch
                           (("qa", "suites", "nobody"), "No tenant 'nobody'")):
         code, _, err = cli(capsys, *argv)
         assert code == 2 and message in err, (argv, err)
+
+
+@pytest.mark.parametrize("wrote", ["Te paso con una persona del equipo.", ""])
+def test_a_rehearsal_reports_a_handoff_the_model_asked_for_without_queuing_it(kb, rt, wrote):
+    """A QA case "hands off" passes when the model calls the handoff tool, in any channel; nothing is queued."""
+    bot = scripted(rt, [("handoff", {"reason": "customer_request"}), wrote or "Hola."])
+    rehearsal = Rehearsal(channel="web")
+    result = bot.ask(kb, "Quiero hablar con una persona", rehearsal=rehearsal)
+    assert result.status == "handoff" and result.handoff_id is None and rehearsal.handed_off
+    assert result.trace["handoff"] == {"reason": "customer_request", "recorded": False}
+    assert counts(rt) == NOTHING

@@ -153,6 +153,8 @@ class Agent:
                 if verdict.ok:
                     status, answer = "answered", text
                     break
+                if evidence.handoff:  # a person takes over: the fixed handoff message replaces it, no revision
+                    break
                 if attempt == 0:
                     messages += [Message("assistant", text), Message("user", prompts.revision_request(verdict.feedback()))]
         except TransportError as exc:
