@@ -52,6 +52,7 @@ class Replies(BaseModel):
 
 
 _ERRORS = {status: {"model": ErrorEnvelope, "description": text} for status, text in (
+    (400, "The body is not valid JSON"),
     (401, "Missing or unknown site key, or an invalid customer token"),
     (403, "The tenant has not enabled this channel"),
     (404, "No such conversation for this visitor"),

@@ -39,7 +39,8 @@ def error_response(status: int, code: str, message: str, retryable: bool = False
     return JSONResponse(envelope(code, message, retryable), status_code=status, headers=headers)
 
 
-_HTTP_CODES = {404: "not_found", 405: "method_not_allowed", 413: "too_large", 415: "unsupported_media_type"}
+_HTTP_CODES = {400: "invalid_json", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
+               415: "unsupported_media_type"}
 
 
 def install(app: FastAPI) -> None:
@@ -61,8 +62,12 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
-        message = exc.detail if isinstance(exc.detail, str) and exc.status_code != 404 else \
-            f"There is nothing at {request.url.path}. See /docs for the API."
+        if exc.status_code == 404:
+            message = f"There is nothing at {request.url.path}. See /docs for the API."
+        elif exc.status_code == 400:  # FastAPI's answer to a body that is not JSON at all
+            message = "The body is not valid JSON. Send UTF-8 JSON like {\"message\": \"your question\"}."
+        else:
+            message = exc.detail if isinstance(exc.detail, str) else "The request was refused."
         return error_response(exc.status_code, code, message, headers=getattr(exc, "headers", None))
 
     @app.exception_handler(Exception)

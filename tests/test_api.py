@@ -402,3 +402,10 @@ def test_every_error_uses_the_one_envelope(api, method, path, body, status):
     error = response.json()["error"]
     assert set(error) == {"code", "message", "retryable"} and error["message"] and isinstance(error["retryable"], bool)
     assert "Traceback" not in response.text
+
+
+def test_a_body_that_is_not_json_gets_the_envelope_and_what_to_send(api):
+    response = api.client.post("/v1/chat", content=b"\x0e\xffnot json", headers={
+        "X-Site-Key": api.key("acme"), "Content-Type": "application/json"})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "invalid_json" and '{"message"' in response.json()["error"]["message"]

@@ -7,7 +7,7 @@ import hypothesis
 import pytest
 import schemathesis
 from hypothesis import given
-from schemathesis import checks
+from schemathesis import GenerationMode, checks
 
 from tests.test_api import Api, acme  # noqa: F401  (the fixture)
 
@@ -35,14 +35,21 @@ def test_the_schema_lists_every_operation(api):
     assert sorted(operations(api)) == sorted(OPERATIONS)
 
 
-@pytest.mark.parametrize("label", OPERATIONS)
+#: Operations that take parameters or a body, so that invalid ones can be generated for them.
+WITH_INPUT = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies", "GET /v1/admin/questions",
+              "GET /v1/admin/turns"]
+CASES = [(label, GenerationMode.POSITIVE) for label in OPERATIONS] + [(label, GenerationMode.NEGATIVE) for label in WITH_INPUT]
+
+
+@pytest.mark.parametrize("label, mode", CASES, ids=[f"{mode.value}-{label}" for label, mode in CASES])
 @pytest.mark.parametrize("credentials", [False, True], ids=["as-generated", "valid-credentials"])
-def test_generated_requests_never_break_the_server(api, label, credentials):
+def test_generated_requests_never_break_the_server(api, label, credentials, mode):
+    """Valid data must be handled; invalid data (wrong types, missing fields) must be refused with a 4xx."""
     operation = operations(api)[label]
     valid = {"X-Site-Key": api.key("acme"), "Authorization": f"Bearer {ADMIN_TOKEN}"}
     calls = []
 
-    @given(case=operation.as_strategy())
+    @given(case=operation.as_strategy(generation_mode=mode))
     @hypothesis.settings(max_examples=EXAMPLES, deadline=None, derandomize=True, database=None,
                          suppress_health_check=list(hypothesis.HealthCheck))
     def run(case):
