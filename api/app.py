@@ -52,7 +52,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
                   description="The chat endpoint the widget talks to (server-sent events), the widget itself, and the "
                   "operator's private logs. The tenant comes only from the site key (X-Site-Key), an identified "
                   "customer only from a token signed with the tenant's secret (X-Customer-Token).",
-                  lifespan=lifespan)
+                  lifespan=lifespan, docs_url=None, redoc_url=None)  # their pages load from a CDN: not offline
     app.state.settings, app.state.rt, app.state.clock = settings, runtime, clock
     app.state.key_limiter = RateLimiter(settings.rate_per_key, monotonic)
     app.state.ip_limiter = RateLimiter(settings.rate_per_ip, monotonic)
@@ -64,9 +64,10 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
     errors.install(app)
     for part in (chat, admin, pages):
         app.include_router(part.router)
-    # the widget runs on the business's own site: any origin may call, without cookies (keys travel in headers)
+    app.add_middleware(BodyLimit)
+    # the widget runs on the business's own site: any origin may call, without cookies (keys travel in headers).
+    # Added last, so it is the outermost layer: its headers reach every answer, the body cap's 413 included
     app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST", "OPTIONS"],
                        allow_headers=["Content-Type", "X-Site-Key", "X-Customer-Token", "Authorization"],
                        expose_headers=["Retry-After"], max_age=600)
-    app.add_middleware(BodyLimit)
     return app

@@ -52,18 +52,20 @@ def install(app: FastAPI) -> None:
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:
-        problems = []
+        problems, in_body = [], False
         for err in exc.errors()[:5]:
-            where = ".".join(str(p) for p in err.get("loc", ()) if p != "body") or "body"
-            problems.append(f"{where}: {err.get('msg', 'invalid')}")
-        return error_response(422, "invalid_request", "The request is not valid: " + "; ".join(problems)
-                              + ". Send JSON like {\"message\": \"your question\"}.")
+            loc = [str(p) for p in err.get("loc", ())]
+            in_body = in_body or (bool(loc) and loc[0] == "body")
+            where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "header", "path") else loc) or "body"
+            problems.append(f"{where} ({loc[0] if loc else 'body'}): {err.get('msg', 'invalid')}")
+        hint = " Send JSON like {\"message\": \"your question\"}." if in_body else " See /openapi.json for the parameters."
+        return error_response(422, "invalid_request", "The request is not valid: " + "; ".join(problems) + "." + hint)
 
     @app.exception_handler(StarletteHTTPException)
     async def http_error(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         code = _HTTP_CODES.get(exc.status_code, "http_error")
         if exc.status_code == 404:
-            message = f"There is nothing at {request.url.path}. See /docs for the API."
+            message = f"There is nothing at {request.url.path}. See /openapi.json for the API."
         elif exc.status_code == 400:  # FastAPI's answer to a body that is not JSON at all
             message = "The body is not valid JSON. Send UTF-8 JSON like {\"message\": \"your question\"}."
         else:

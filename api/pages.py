@@ -17,7 +17,7 @@ WIDGET_DIR = Path(__file__).resolve().parent / "widget"
 @router.get("/", summary="What this server is")
 def index() -> dict:
     return {"name": "Cobertura public endpoint", "chat": "POST /v1/chat", "widget": "/widget.js", "demo": "/demo",
-            "docs": "/docs", "openapi": "/openapi.json"}
+            "openapi": "/openapi.json"}
 
 
 @router.get("/v1/health", summary="Liveness check")

@@ -125,6 +125,14 @@ def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, quest
     return turn_id
 
 
+def update_turn(ctx: TenantContext, store: Store, turn_id: int, *, status: str, answer: str, trace: dict) -> None:
+    """A stored turn's final status, answer and trace (a handoff decided once the turn was stored)."""
+    payload = json.dumps(trace, ensure_ascii=False, default=str)
+    with store.write() as db:
+        db.execute("UPDATE turns SET status = ?, answer = ?, trace = ? WHERE tenant_id = ? AND id = ?",
+                   [status, answer, payload, ctx.tenant_id, turn_id])
+
+
 def mark_handed_off(ctx: TenantContext, store: Store, conversation_id: str) -> None:
     with store.write() as db:
         db.execute("UPDATE conversations SET handed_off = 1 WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, conversation_id])

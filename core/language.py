@@ -12,6 +12,7 @@ ANALYZED = ("es", "pt", "en")
 #: Languages the detector may answer; a tenant's sources can be in any of them.
 DETECTABLE = ("es", "pt", "en", "fr", "it", "de", "ca")
 _WORD = re.compile(r"\w+", re.UNICODE)
+_SPANISH_MARKS = re.compile(r"[¿¡]")
 
 
 @lru_cache(maxsize=1)
@@ -27,6 +28,8 @@ def detect(text: str, default: str = "en") -> str:
     """The most likely language code of ``text`` among DETECTABLE (``default`` when there are no words)."""
     if not _WORD.search(text or ""):
         return default
+    if _SPANISH_MARKS.search(text):  # ¿ and ¡ are Spanish alone, and settle the short questions a model can't
+        return "es"
     return _classify(text[:4000])
 
 

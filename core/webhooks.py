@@ -2,7 +2,7 @@
 retries; the outcome is written on the handoff so the inbox shows failed deliveries (and can retry them).
 
 The body is JSON ``{"event": "handoff.created", "tenant", "handoff": {id, reason, conversation_id, created_at,
-gap_id, transcript}}``. ``X-Cobertura-Signature: sha256=<hex>`` is the HMAC-SHA256 of the raw body with the
+gap_id, channel, customer_id, transcript: [{at, question, status, answer, citations}]}}``. ``X-Cobertura-Signature: sha256=<hex>`` is the HMAC-SHA256 of the raw body with the
 tenant's secret (Settings → Website widget), so the receiver can check the call is ours.
 """
 from __future__ import annotations
@@ -18,6 +18,7 @@ from typing import Callable, Sequence
 
 import httpx
 
+from core import conversation as conversations
 from core import handoff, site_keys, tenant_settings
 from core.store import Store
 from core.tenancy import TenantContext
@@ -69,8 +70,13 @@ class Notifier:
         if not url:
             handoff.record_delivery(ctx, self.store, handoff_id, "none", 0, None)
             return "none"
+        convo = conversations.get(ctx, self.store, item["conversation_id"])
         body = json.dumps({"event": "handoff.created", "tenant": ctx.tenant_slug, "handoff": {
-            key: item[key] for key in ("id", "reason", "conversation_id", "created_at", "gap_id", "transcript")}},
+            **{key: item[key] for key in ("id", "reason", "conversation_id", "created_at", "gap_id")},
+            "channel": convo.channel if convo else None, "customer_id": convo.customer_id if convo else None,
+            # what was said, not how the agent worked it out: traces stay inside (the private turn log has them)
+            "transcript": [{key: turn.get(key) for key in ("at", "question", "status", "answer", "citations")}
+                           for turn in item["transcript"]]}},
             ensure_ascii=False, default=str).encode()
         headers = {"Content-Type": "application/json", "User-Agent": "Cobertura-Webhook/1",
                    "X-Cobertura-Event": "handoff.created", "X-Cobertura-Delivery": uuid.uuid4().hex}

@@ -12,6 +12,7 @@ from api import create_app
 from api.events import chunks
 from core import conversation as conversations
 from core import handoff, site_keys, sources, tenant_settings
+from core.agent import prompts
 from core.agent.loop import TurnResult
 from core.agent.offline import OfflineResponder, OfflineTuning
 from core.config import load_settings
@@ -409,3 +410,33 @@ def test_a_body_that_is_not_json_gets_the_envelope_and_what_to_send(api):
         "X-Site-Key": api.key("acme"), "Content-Type": "application/json"})
     assert response.status_code == 400
     assert response.json()["error"]["code"] == "invalid_json" and '{"message"' in response.json()["error"]["message"]
+
+
+def test_the_body_cap_answer_carries_cors_headers(api):
+    response = api.client.post("/v1/chat", content=b'{"message": "' + b"y" * 40_000 + b'"}', headers={
+        "X-Site-Key": api.key("acme"), "Content-Type": "application/json", "Origin": "https://shop.example"})
+    assert response.status_code == 413 and response.headers["access-control-allow-origin"] == "*"
+
+
+def test_a_query_parameter_error_points_at_the_schema_not_at_the_body(rt, acme):
+    api = Api(rt, {"COBERTURA_ADMIN_TOKEN": "s3cret-admin-token"})
+    response = api.client.get("/v1/admin/questions?tenant=acme&limit=0",
+                              headers={"Authorization": "Bearer s3cret-admin-token"})
+    message = response.json()["error"]["message"]
+    assert response.status_code == 422 and "limit (query)" in message and '{"message"' not in message
+    api.close()
+
+
+def test_the_second_uncovered_question_is_logged_as_a_handoff(rt, acme):
+    refuse = [("search_knowledge", {"query": "x"}), "No lo sé.", "No lo sé."]
+    provider = ScriptedProvider(*refuse, *refuse)
+    api = Api(rt, {"COBERTURA_ADMIN_TOKEN": "s3cret-admin-token"}, provider=lambda: provider)
+    token = site_keys.sign_customer_token(site_keys.ensure(acme, rt.store).secret, "cust-9")
+    first = only_done(api.events("¿Vendéis patinetes?", token=token))
+    events = api.events("¿Tenéis tarjeta de fidelización?", token=token, conversation_id=first["conversation_id"])
+    assert only_done(events)["status"] == "handoff" and dict(events)["handoff"]["reason"] == "not_covered_twice"
+    turns = api.client.get("/v1/admin/turns?tenant=acme&status=handoff",
+                           headers={"Authorization": "Bearer s3cret-admin-token"}).json()["turns"]
+    assert [t["question"] for t in turns] == ["¿Tenéis tarjeta de fidelización?"]
+    assert prompts.message("handoff", "es") in turns[0]["answer"]
+    api.close()

@@ -79,3 +79,25 @@ def test_a_fact_spanning_two_sentences_is_extracted_whole():
 
 def test_sentences_split():
     assert sentences("Uno. Dos frases aquí. ¿Tres? 4 es un número.") == ["Uno.", "Dos frases aquí.", "¿Tres?", "4 es un número."]
+
+
+ASSEMBLY = {"id": "q9", "source": "faq/montaje", "type": "qa", "language": "es", "similarity": 0.9, "match": "close Q&A match",
+            "text": "¿Montáis la bicicleta antes de enviarla?\nSí. Las bicicletas salen montadas al 95 %. "
+                    "Incluimos las herramientas necesarias."}
+
+
+def test_a_long_qa_answer_cites_every_sentence_for_its_own_question():
+    text = OfflineResponder().compose("¿Montáis la bicicleta antes de enviarla?", "es", [ASSEMBLY])
+    assert text == ("Sí. [[cite:q9]] Las bicicletas salen montadas al 95 %. [[cite:q9]] "
+                    "Incluimos las herramientas necesarias. [[cite:q9]]")
+
+
+def test_a_long_qa_answer_is_not_given_to_a_merely_similar_question():
+    assert OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [ASSEMBLY]) == prompts.message("abstain", "es")
+
+
+@pytest.mark.parametrize("question", ["¿Y a Baleares?", "¡Gracias!", "¿Portugal?"])
+def test_spanish_question_marks_settle_the_language_of_short_questions(question):
+    from core.language import detect
+
+    assert detect(question) == "es"

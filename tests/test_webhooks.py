@@ -78,9 +78,13 @@ def test_a_new_handoff_is_posted_once_signed_with_the_tenants_secret(hooked, rt,
     body = json.loads(request.content)
     item = handoff.require(hooked, rt.store, handoff_id)
     assert body["event"] == "handoff.created" and body["tenant"] == "acme"
-    assert body["handoff"] == {key: item[key] for key in
-                               ("id", "reason", "conversation_id", "created_at", "gap_id", "transcript")}
-    assert body["handoff"]["transcript"][0]["question"] == "Quiero hablar con una persona"
+    assert {key: body["handoff"][key] for key in ("id", "reason", "conversation_id", "created_at", "gap_id")} == {
+        key: item[key] for key in ("id", "reason", "conversation_id", "created_at", "gap_id")}
+    convo = conversations.get(hooked, rt.store, item["conversation_id"])
+    assert body["handoff"]["channel"] == convo.channel and body["handoff"]["customer_id"] == convo.customer_id
+    sent = body["handoff"]["transcript"]
+    assert sent[0]["question"] == "Quiero hablar con una persona"
+    assert all(set(turn) == {"at", "question", "status", "answer", "citations"} for turn in sent)  # no traces leave
     assert request.headers["X-Cobertura-Event"] == "handoff.created"
     assert request.headers["Content-Type"] == "application/json"
     secret = site_keys.webhook_secret(hooked, rt.store)

@@ -60,7 +60,8 @@
       error: "Algo salió mal. Inténtalo de nuevo.", sources: "Fuentes", expires: "Caduca", empty: "¿En qué podemos ayudarte?",
       you: "Tú", assistant: "Asistente", newMessage: "Nuevo mensaje", goTo: "Ver en la página",
       tooLong: "El mensaje es demasiado largo.", rateLimited: "Demasiados mensajes seguidos. Espera un momento.",
-      badKey: "El chat no está disponible en este sitio.", sent: "Hecho."
+      badKey: "El chat no está disponible en este sitio.", sent: "Hecho.",
+      handoffNote: "Una persona del equipo te responderá aquí: mantén esta página abierta."
     },
     pt: {
       open: "Abrir o chat de ajuda", close: "Fechar", placeholder: "Escreva a sua pergunta…", send: "Enviar",
@@ -70,7 +71,8 @@
       error: "Algo correu mal. Tente novamente.", sources: "Fontes", expires: "Expira", empty: "Como podemos ajudar?",
       you: "Você", assistant: "Assistente", newMessage: "Nova mensagem", goTo: "Ver na página",
       tooLong: "A mensagem é demasiado longa.", rateLimited: "Demasiadas mensagens seguidas. Aguarde um momento.",
-      badKey: "O chat não está disponível neste site.", sent: "Feito."
+      badKey: "O chat não está disponível neste site.", sent: "Feito.",
+      handoffNote: "Uma pessoa da equipa vai responder aqui: mantenha esta página aberta."
     },
     en: {
       open: "Open the help chat", close: "Close", placeholder: "Type your question…", send: "Send",
@@ -80,7 +82,8 @@
       error: "Something went wrong. Please try again.", sources: "Sources", expires: "Expires", empty: "How can we help?",
       you: "You", assistant: "Assistant", newMessage: "New message", goTo: "Show on the page",
       tooLong: "The message is too long.", rateLimited: "Too many messages in a row. Please wait a moment.",
-      badKey: "The chat is not available on this site.", sent: "Done."
+      badKey: "The chat is not available on this site.", sent: "Done.",
+      handoffNote: "A person from the team will reply here: keep this page open."
     }
   };
   var T = STRINGS[LANG];
@@ -156,9 +159,12 @@
       try { err = JSON.parse(body).error || null; } catch (e) { /* not JSON */ }
       var fallback = res.status === 413 ? T.tooLong : res.status === 429 ? T.rateLimited
         : res.status === 401 || res.status === 403 ? T.badKey : T.error;
+      // what a visitor can cause is said in their language; anything else keeps the server's own words
+      var local = { message_too_long: T.tooLong, too_large: T.tooLong, rate_limited: T.rateLimited,
+        invalid_site_key: T.badKey, missing_site_key: T.badKey, channel_disabled: T.badKey }[err && err.code];
       return {
         code: (err && err.code) || "http_" + res.status,
-        message: (err && typeof err.message === "string" && err.message) || fallback,
+        message: local || (err && typeof err.message === "string" && err.message) || fallback,
         retryable: err && typeof err.retryable === "boolean" ? err.retryable : res.status === 429 || res.status >= 500,
         status: res.status
       };
@@ -368,6 +374,7 @@
     label.setAttribute("for", "cob-input");
     var input = el("textarea", "cob-input");
     input.id = "cob-input";
+    input.setAttribute("maxlength", "2000"); // the endpoint's limit per message
     input.rows = 1;
     input.placeholder = T.placeholder;
     input.setAttribute("autocomplete", "off");
@@ -800,6 +807,7 @@
     this.node.setAttribute("data-status", status);
     this.node.removeAttribute("aria-busy");
     this.tidy();
+    scrollToBottom(); // the whole turn (notices, chips) in view once it is over
   };
 
   /** One parsed SSE event. Returns nothing; unknown names are ignored. */
@@ -839,7 +847,9 @@
         break;
       case "handoff":
         this.handoff = true;
-        this.addNotice("handoff", typeof p.message === "string" && p.message ? p.message : T.staff);
+        // the answer usually says it already: then the notice says what happens next instead of repeating it
+        var said = typeof p.message === "string" && p.message && this.text.indexOf(p.message) === -1;
+        this.addNotice("handoff", said ? p.message : T.handoffNote);
         break;
       case "followups":
         this.addFollowups(p.items);

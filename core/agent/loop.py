@@ -192,7 +192,7 @@ class Agent:
         if not record:
             return result
         uncovered = result.status == "abstained"
-        conversations.record_turn(
+        turn_id = conversations.record_turn(
             ctx, store, convo.id, question=question, status=result.status,
             answer=result.answer, citations=result.citations, evidence=list(evidence.texts), truncated=truncated,
             provider=str(trace["provider"]), model=str(trace["model"]), latency_ms=latency_ms,
@@ -210,6 +210,8 @@ class Agent:
                 result.handoff_id = self._hand_off(ctx, convo.id, evidence.handoff, result.gap_id)
             result.status = "handoff"
             trace["handoff"] = {"id": result.handoff_id, "reason": evidence.handoff}
+        if result.status == "handoff":  # the turn was stored before the handoff (its transcript includes the turn)
+            conversations.update_turn(ctx, store, turn_id, status="handoff", answer=result.answer, trace=trace)
         return result
 
     def _hand_off(self, ctx: TenantContext, conversation_id: str, reason: str, gap_id: int | None) -> int:

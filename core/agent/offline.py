@@ -133,7 +133,13 @@ class OfflineResponder:
         best = passages[0]
         if best.get("type") == "qa":
             if float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages):
-                return f"{_qa_answer(best['text'])} [[cite:{best['id']}]]"
+                answer = sentences(_qa_answer(best["text"]))
+                if len(answer) > 1 and not _same_question(question, lang, best["text"]):
+                    # a long answer is released only for (nearly) the pair's own question: close-but-different
+                    # questions ("¿Alquiláis bicicletas?" near "¿Montáis la bicicleta?") got wrong long answers
+                    return not_covered
+                # every sentence carries the citation: the gate judges each claim on its own
+                return " ".join(f"{_as_claim(s)} [[cite:{best['id']}]]" for s in answer)
             return not_covered
         considered = passages[: t.passages_considered]
         units = []  # (rank, position, text, passage, language): single sentences and adjacent pairs
@@ -190,6 +196,17 @@ class OfflineResponder:
 def _qa_answer(text: str) -> str:
     """A Q&A chunk is 'question\\nanswer': the answer part."""
     return text.split("\n", 1)[1].strip() if "\n" in text else text
+
+
+#: Share of content words two questions must have in common (Jaccard) to count as the same question.
+SAME_QUESTION = 0.75
+
+
+def _same_question(question: str, lang: str, qa_text: str) -> bool:
+    """The visitor asked (nearly) the Q&A pair's own question: the same content words, give or take one in four."""
+    asked = set(terms(lang, question))
+    pair = set(terms(lang, qa_text.split("\n", 1)[0]))
+    return bool(asked and pair) and len(asked & pair) / len(asked | pair) >= SAME_QUESTION
 
 
 def _lang_of(passage: dict) -> str:
