@@ -442,13 +442,16 @@ def check(answer: str, evidence: Evidence, exempt_sentences: Sequence[str] = ())
 
 
 def release(answer: str) -> tuple[str, list[str]]:
-    """``[[cite:ID]]`` markers become [1], [2]... by first appearance (same id, same number); the ordered ids."""
+    """``[[cite:ID]]`` markers become [1], [2]... by first appearance (same id, same number); the ordered ids.
+    A run of sentences on one line citing the same source shows the marker once, at the end of the run."""
     ids: dict[str, int] = {}
 
     def number(match: re.Match) -> str:
         return f"[{ids.setdefault(match.group(1), len(ids) + 1)}]"
 
     text = re.sub(r"(\[\d+\])(?:\1)+", r"\1", CITE.sub(number, answer))
+    # sentences of one line that cite the same source show its marker once, after the last of them
+    text = re.sub(r" ?\[(\d+)\](?=[^\[\]\n]*\[\1\])", "", text)
     while "[[cite:" in text:  # a malformed marker is dropped, never shown
         text = MALFORMED.sub("", text).replace("[[cite:", "")
     return text, list(ids)

@@ -331,6 +331,10 @@ def test_empty_verdict_is_not_ok():
     ("A [[cite:x]][[cite:x]].", "A [1].", ["x"]),
     ("Sin citas.", "Sin citas.", []),
     ("A [[cite: x]] y [[cite:", "A  y ", []),
+    # a run of sentences on one line from one source: its marker once, at the end; lines and other sources keep theirs
+    ("Sí. [[cite:x]] Salen montadas. [[cite:x]] Con herramientas. [[cite:x]]", "Sí. Salen montadas. Con herramientas. [1]", ["x"]),
+    ("Uno. [[cite:x]] Dos. [[cite:y]] Tres. [[cite:x]]", "Uno. [1] Dos. [2] Tres. [1]", ["x", "y"]),
+    ("- Uno. [[cite:x]]\n- Dos. [[cite:x]]", "- Uno. [1]\n- Dos. [1]", ["x"]),
 ])
 def test_release(answer, text, ids):
     assert release(answer) == (text, ids)
