@@ -101,3 +101,16 @@ def test_spanish_question_marks_settle_the_language_of_short_questions(question)
     from core.language import detect
 
     assert detect(question) == "es"
+
+
+PLANS = {"id": "p1", "source": "planes/lumen-care", "type": "text", "language": "es", "similarity": 0.9, "match": "rank 1",
+         "text": "Lumen Care es nuestra suscripción de mantenimiento para bicicletas de Lumen. "
+                 "Plan Básico Lumen Care: 9,90 € al mes, una revisión al año."}
+
+
+def test_a_question_asking_for_a_figure_gets_the_sentence_that_holds_one():
+    tuning = OfflineTuning(min_similarity=0.0, min_confidence=0.0)
+    text = OfflineResponder(tuning).compose("¿Cuánto cuesta Lumen Care?", "es", [PLANS])
+    assert "9,90 €" in text and "[[cite:p1]]" in text
+    other = OfflineResponder(tuning).compose("¿Qué es Lumen Care?", "es", [PLANS])
+    assert "suscripción de mantenimiento" in other  # no figure asked for: the defining sentence
