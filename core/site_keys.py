@@ -79,19 +79,19 @@ def ensure(ctx: TenantContext, store: Store) -> SiteKeys:
 
 def rotate_public_key(ctx: TenantContext, store: Store) -> SiteKeys:
     """A new public key; the old one stops working at once."""
-    ensure(ctx, store)
-    with store.write() as db:
-        db.execute("UPDATE site_keys SET public_key = ?, key_rotated_at = ?, rotated_by = ? WHERE tenant_id = ?",
-                   [_new_public(), utcnow(), ctx.actor, ctx.tenant_id])
-    return SiteKeys(**_row(ctx, store))  # type: ignore[arg-type]
+    return _rotate(ctx, store, "public_key", "key_rotated_at", _new_public())
 
 
 def rotate_secret(ctx: TenantContext, store: Store) -> SiteKeys:
     """A new signing secret; every customer token signed with the old one is refused from now on."""
+    return _rotate(ctx, store, "secret", "secret_rotated_at", _new_secret())
+
+
+def _rotate(ctx: TenantContext, store: Store, column: str, stamp_column: str, value: str) -> SiteKeys:
     ensure(ctx, store)
     with store.write() as db:
-        db.execute("UPDATE site_keys SET secret = ?, secret_rotated_at = ?, rotated_by = ? WHERE tenant_id = ?",
-                   [_new_secret(), utcnow(), ctx.actor, ctx.tenant_id])
+        db.execute(f"UPDATE site_keys SET {column} = ?, {stamp_column} = ?, rotated_by = ? WHERE tenant_id = ?",
+                   [value, utcnow(), ctx.actor, ctx.tenant_id])
     return SiteKeys(**_row(ctx, store))  # type: ignore[arg-type]
 
 

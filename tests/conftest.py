@@ -2,11 +2,15 @@ from __future__ import annotations
 
 import pytest
 
+from core import sources
 from core.config import load_settings
 from core.retrieval import Tuning
 from core.runtime import open_runtime
 from core.tenancy import create_tenant, local_operator
 from tests.fakes import HashEmbedder
+
+RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."
+SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
 
 # the hashing embedder's similarities are lower than a real model's: a floor that fits it
 TEST_TUNING = Tuning(min_similarity=0.25)
@@ -60,3 +64,13 @@ def runtime(environ, monkeypatch):
     yield rt
     st.cache_resource.clear()
     rt.close()
+
+
+@pytest.fixture
+def kb(ctx, rt):
+    """acme with two trained articles: returns (30 días naturales) and shipping to Canarias (5 a 8 días).
+    Modules that need another knowledge base define their own ``kb``."""
+    sources.save(ctx, rt.store, "politicas/devoluciones", title="Devoluciones", content=RETURNS, language="es")
+    sources.save(ctx, rt.store, "politicas/envios", title="Envíos", content=SHIPPING, language="es")
+    rt.index.train(ctx)
+    return ctx

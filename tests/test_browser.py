@@ -11,6 +11,7 @@ import socket
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -35,26 +36,41 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+@contextmanager
+def serving(args: list[str], env: dict, log_path: Path, ready, timeout: float):
+    """Run a server process (``python -m ...``) until the block ends; wait until ``ready()`` first."""
+    log = open(log_path, "w")
+    proc = subprocess.Popen([sys.executable, "-m", *args], cwd=ROOT, env={**os.environ, **env}, stdout=log,
+                            stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + timeout
+        while not ready():
+            assert proc.poll() is None, log_path.read_text()
+            assert time.monotonic() < deadline, f"{' '.join(args)} did not start:\n{log_path.read_text()}"
+            time.sleep(0.5)
+        yield
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+        log.close()
+
+
+def listening(port: int) -> bool:
+    try:
+        socket.create_connection(("127.0.0.1", port), timeout=1).close()
+        return True
+    except OSError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def app_url(tmp_path_factory):
     data = tmp_path_factory.mktemp("browser") / "data"
     port = free_port()
-    env = {**os.environ, "COBERTURA_DATA_DIR": str(data)}
-    log = open(data.parent / "streamlit.log", "w")
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port),
-         "--server.headless", "true", "--server.address", "127.0.0.1"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            break
-        except OSError:
-            time.sleep(0.5)
-    yield f"http://127.0.0.1:{port}"
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
+    with serving(["streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port), "--server.headless", "true",
+                  "--server.address", "127.0.0.1"], {"COBERTURA_DATA_DIR": str(data)}, data.parent / "streamlit.log",
+                 lambda: listening(port), 120):
+        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")

@@ -3,42 +3,33 @@ offline responder, the demo tenant trained on first start), its /demo page in he
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import time
 
 import httpx
 import pytest
 
-from tests.test_browser import CHROMIUM, REQUIRED, ROOT, free_port
+from tests.test_browser import CHROMIUM, REQUIRED, free_port, serving
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
                                 reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
 SHOTS = os.environ.get("COBERTURA_SCREENSHOTS", "")
 
 
+def healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/v1/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
 @pytest.fixture(scope="module")
 def api_url(tmp_path_factory):
     data = tmp_path_factory.mktemp("widget") / "data"
     port = free_port()
-    env = {**os.environ, "COBERTURA_DATA_DIR": str(data), "COBERTURA_API_PORT": str(port)}
-    log = open(data.parent / "api.log", "w")
-    proc = subprocess.Popen([sys.executable, "-m", "api"], cwd=ROOT, env=env, stdout=log, stderr=subprocess.STDOUT)
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 240  # the first start trains the demo tenant with the real embedder
-    while True:
-        try:
-            if httpx.get(f"{url}/v1/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None, (data.parent / "api.log").read_text()
-        assert time.monotonic() < deadline, "python -m api did not start"
-        time.sleep(0.5)
-    yield url
-    proc.terminate()
-    proc.wait(timeout=30)
-    log.close()
+    # the first start trains the demo tenant with the real embedder
+    with serving(["api"], {"COBERTURA_DATA_DIR": str(data), "COBERTURA_API_PORT": str(port)}, data.parent / "api.log",
+                 lambda: healthy(url), 240):
+        yield url
 
 
 @pytest.fixture(scope="module")

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core import sources, tenant_settings
+from core import tenant_settings
 from core.agent.followups import followups
 from core.agent.loop import Agent
 from core.agent.offline import OfflineResponder, best_section, section_catalog, wants_person
@@ -17,16 +17,6 @@ from core.language import detect
 from tests.fakes import ScriptedProvider
 
 SECTIONS = json.loads((Path(__file__).parent.parent / "data" / "sample" / "sections.json").read_text(encoding="utf-8"))
-RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."
-SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
-
-
-@pytest.fixture
-def kb(ctx, rt):
-    sources.save(ctx, rt.store, "politicas/devoluciones", title="Devoluciones", content=RETURNS, language="es")
-    sources.save(ctx, rt.store, "politicas/envios", title="Envíos", content=SHIPPING, language="es")
-    rt.index.train(ctx)
-    return ctx
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ import json
 import pytest
 
 from core import conversation as conversations
-from core import handoff, site_keys, sources, tenant_settings
+from core import handoff, site_keys, tenant_settings
 from core.agent import prompts
 from core.agent.loop import Agent
 from core.agent.offline import OfflineResponder
@@ -16,16 +16,6 @@ from core.site_keys import sign_customer_token
 from core.tenancy import AuthError, create_user, login, visitor_context
 from tests.fakes import ScriptedProvider
 
-RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."
-SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
-
-
-@pytest.fixture
-def kb(ctx, rt):
-    sources.save(ctx, rt.store, "politicas/devoluciones", title="Devoluciones", content=RETURNS, language="es")
-    sources.save(ctx, rt.store, "politicas/envios", title="Envíos", content=SHIPPING, language="es")
-    rt.index.train(ctx)
-    return ctx
 
 
 @pytest.fixture

@@ -6,24 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from core import handoff, qa, qa_runs, sources
+from core import handoff, qa, qa_runs
 from core.__main__ import main
 from core.agent.loop import Agent, Rehearsal
 from core.agent.protocol import TransportError
 from core.tenancy import AuthError, create_user, login
 from tests.fakes import ScriptedProvider
 
-RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."
-SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
 DEMO_SUITE = Path(__file__).resolve().parent.parent / "data" / "sample" / "qa" / "demo.jsonl"
-
-
-@pytest.fixture
-def kb(ctx, rt):
-    sources.save(ctx, rt.store, "politicas/devoluciones", title="Devoluciones", content=RETURNS, language="es")
-    sources.save(ctx, rt.store, "politicas/envios", title="Envíos", content=SHIPPING, language="es")
-    rt.index.train(ctx)
-    return ctx
 
 
 def role_ctx(rt, role: str):
