@@ -151,6 +151,11 @@ class CachedEmbedder:
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         return self._embed(list(texts), "query") if self.cache_queries else self.inner.queries(list(texts))
 
+    def known_queries(self, texts: Sequence[str]) -> np.ndarray:
+        """Query-mode vectors of the knowledge's own questions (Q&A titles): cached like passages,
+        since they come back at every training, unlike the visitors' questions."""
+        return self._embed(list(texts), "query")
+
 
 @register_embedding_function
 class CoberturaEmbeddingFunction(EmbeddingFunction[Documents]):

@@ -20,6 +20,7 @@ from core.keyword_index import KeywordDoc, KeywordIndex
 from core.sources import Source
 from core.store import Store, utcnow
 from core.tenancy import TenantContext
+from core.variants import Variants
 from core.vector_index import VectorIndex
 
 Progress = Callable[[int, int, str], None]
@@ -46,13 +47,14 @@ class TrainReport:
     embedded: int = 0
     pending: int = 0
     interrupted: bool = False
+    variant_groups: int = 0
     seconds: float = 0.0
 
     def as_dict(self) -> dict:
         return {
             "trained_sources": len(self.trained), "removed_sources": self.removed_sources, "chunks": self.chunks,
             "embedded": self.embedded, "pending": self.pending, "interrupted": self.interrupted,
-            "seconds": round(self.seconds, 2),
+            "variant_groups": self.variant_groups, "seconds": round(self.seconds, 2),
         }
 
 
@@ -87,6 +89,7 @@ class Index:
         self.settings, self.store, self.embedder = settings, store, embedder
         self.vectors = vectors or VectorIndex(settings, embedder)
         self.keywords = keywords or KeywordIndex(settings.whoosh_dir)
+        self.variants = Variants(store, embedder)
         self.batch_sources = batch_sources
 
     # -- training -------------------------------------------------------------------------------
@@ -133,6 +136,8 @@ class Index:
         if done:
             self.keywords.optimize(ctx.tenant_id)
         report.pending = total - done
+        if not report.pending:  # the Q&A pairs as trained now: refit the variant model if they changed
+            report.variant_groups = self.variants.refresh(ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
         report.embedded = getattr(self.embedder, "misses", 0) - misses_before
         report.seconds = time.monotonic() - started
         return report

@@ -15,6 +15,7 @@ from core.index import Index
 from core.keyword_index import terms
 from core.language import content_words, detect, fold
 from core.tenancy import TenantContext
+from core.variants import SURE
 
 TYPE_RANK = {"qa": 0, "starred": 1, "text": 2, "file": 3, "web": 4}
 # product codes: LC-PRO, 48213-B, X200, long numbers (order ids)
@@ -44,6 +45,7 @@ class Tuning:
     relative_margin: float = 0.10  # also weak: this far below the best similarity of the query
     tie_margin: float = 0.005
     qa_close_similarity: float = 0.90
+    variant_sure: float = SURE  # a Q&A group this probable is a close match whatever its similarity
     max_chunks: int = 6
     max_chars: int = 12_000
     per_source_first_pass: int = 3
@@ -68,6 +70,7 @@ class Hit:
     score: float
     found_by: str  # dense | keyword | both
     reason: str = ""
+    variant_probability: float | None = None  # a Q&A pair of a modelled answer group: that group's probability
 
     @property
     def priority(self) -> int:
@@ -82,6 +85,7 @@ class Hit:
             "starred": self.starred, "language": self.language, "url": self.url, "trained_at": self.trained_at,
             "score": round(self.score, 4), "similarity": round(self.similarity, 4), "bm25": round(self.bm25, 3),
             "found_by": self.found_by, "reason": self.reason, "text": self.text,
+            **({} if self.variant_probability is None else {"variant_probability": round(self.variant_probability, 4)}),
         }
 
 
@@ -173,6 +177,16 @@ def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
     return out
 
 
+def variant_first(ranked: list[Hit], tuning: Tuning) -> list[Hit]:
+    """The best phrasing of a Q&A group the variant model is sure of goes first (over any similarity rule)."""
+    sure = [h for h in ranked if (h.variant_probability or 0.0) >= tuning.variant_sure]
+    if not sure:
+        return ranked
+    best = max(sure, key=lambda h: (h.variant_probability, h.similarity))
+    return [replace(best, reason=f"close Q&A match (its phrasings agree: {best.variant_probability:.2f})"),
+            *(h for h in ranked if h is not best)]
+
+
 def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
     """At most max_chunks and max_chars; at most per_source_first_pass from one source in the first pass."""
     chosen: list[Hit] = []
@@ -247,6 +261,8 @@ class Retriever:
         bm25_max = max((keyword.get(cid, 0.0) for cid in kept), default=0.0)
         floor = max(tuning.min_similarity, max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
         result.floor = floor
+        variants = self.index.variants.model(ctx)
+        probability = variants.by_source(vector, [c.source_id for c in kept.values()]) if variants else {}
         candidates: list[Hit] = []
         for cid, chunk in kept.items():
             source = live[chunk.source_id]
@@ -257,14 +273,15 @@ class Retriever:
                 text=chunk.text, similarity=sim, bm25=bm25,
                 score=fuse(sim, bm25, bm25_max, source.language == lang, tuning),
                 found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
+                variant_probability=probability.get(source.id),
             )
-            if sim >= floor:
+            if sim >= floor or (hit.variant_probability or 0.0) >= tuning.variant_sure:
                 candidates.append(hit)
             elif bm25 > 0 and covers_all_terms(rewritten, f"{source.title}\n{chunk.text}", source.language):
                 candidates.append(replace(hit, reason="keyword match with every relevant word"))
             else:
                 result.dropped.append(replace(hit, reason=weak_reason(sim, floor, bm25 > 0, tuning)))
-        result.hits, surplus = select(order_by_trust(candidates, tuning), tuning)
+        result.hits, surplus = select(variant_first(order_by_trust(candidates, tuning), tuning), tuning)
         result.dropped = surplus + sorted(result.dropped, key=lambda h: -h.score)
         result.seconds = time.perf_counter() - started
         return result

@@ -355,6 +355,25 @@ def _m007_public(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m008_variants(db: sqlite_utils.Database) -> None:
+    """Question variants (core/variants.py): one fitted model per tenant over its Q&A answer groups."""
+    _run_script(
+        db,
+        """
+        CREATE TABLE variant_models (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            fingerprint TEXT NOT NULL,
+            built_at TEXT NOT NULL,
+            scale REAL NOT NULL,
+            dim INTEGER NOT NULL,
+            groups TEXT NOT NULL,
+            weights BLOB NOT NULL,
+            bias BLOB NOT NULL
+        );
+        """,
+    )
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
@@ -364,6 +383,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("005_qa", _m005_qa),
     ("006_tenant_settings", _m006_tenant_settings),
     ("007_public", _m007_public),
+    ("008_variants", _m008_variants),
 ]
 
 

@@ -13,6 +13,7 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
+from core import variants
 from core.agent import prompts
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
 from core.keyword_index import terms
@@ -36,6 +37,8 @@ class OfflineTuning:
     qa_min_similarity: float = 0.84      # a Q&A pair is answered with its answer from this similarity up
     qa_agreement_margin: float = 0.05    # Q&A pairs this close to the best one vote on the answer
     qa_vote_share: float = 0.5           # share of those votes the top answer needs
+    # a Q&A pair whose answer has several phrasings (core/variants.py) is answered from this probability up
+    qa_min_agreement: float = variants.SURE
     pair_penalty: float = 0.1           # coverage a two-sentence extract gives up against a single sentence
     # same-language answers must cover this much of the question's (rarity-weighted) terms; off: on XQuAD-es
     # dev any floor from 0.3 up cost at least 13 points of correctly answered in-KB questions
@@ -135,7 +138,11 @@ class OfflineResponder:
             return not_covered
         best = passages[0]
         if best.get("type") == "qa":
-            if float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages):
+            if "phrasings_agree" in best:  # its answer has enough phrasings for the tenant's variant model to judge
+                covered = float(best["phrasings_agree"]) >= t.qa_min_agreement
+            else:
+                covered = float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages)
+            if covered:
                 answer = sentences(_qa_answer(best["text"]))
                 if len(answer) > 1 and not _same_question(question, lang, best["text"]):
                     # a long answer is released only for (nearly) the pair's own question: close-but-different
