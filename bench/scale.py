@@ -6,6 +6,7 @@ served by a lookup embedder, so the real model's cost does not dominate the inde
 """
 from __future__ import annotations
 
+import hashlib
 import json
 import resource
 import time
@@ -37,7 +38,16 @@ class LookupEmbedder:
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         self.misses += len(texts)
-        return np.vstack([self.vectors[t] for t in texts]) if texts else np.zeros((0, DIM), np.float32)
+        return np.vstack([self._vector(t) for t in texts]) if texts else np.zeros((0, DIM), np.float32)
+
+    def _vector(self, text: str) -> np.ndarray:
+        """A known text's vector; any other (a chunk's sentences) a fixed pseudo-random unit vector."""
+        known = self.vectors.get(text)
+        if known is not None:
+            return known
+        seed = int.from_bytes(hashlib.blake2b(text.encode("utf-8"), digest_size=8).digest(), "little")
+        vector = np.random.default_rng(seed).normal(size=DIM).astype(np.float32)
+        return vector / np.linalg.norm(vector)
 
     def queries(self, texts: Sequence[str]) -> np.ndarray:
         return self.passages(texts)
@@ -55,8 +65,10 @@ def _corpus(n: int, seed: int = 7) -> tuple[list[str], np.ndarray]:
     weights /= weights.sum()
     texts = []
     for i in range(n):
-        words = rng.choice(len(vocab), size=int(rng.integers(50, 110)), p=weights)
-        texts.append(f"doc{i} " + " ".join(vocab[w] for w in words) + ".")
+        words = [vocab[w] for w in rng.choice(len(vocab), size=int(rng.integers(50, 110)), p=weights)]
+        # sentences of about 15 words, as in real text: each gets its sentence vector at training
+        sentences = [" ".join(words[k: k + 15]) for k in range(0, len(words), 15)]
+        texts.append(f"doc{i} " + ". ".join(sentences) + ".")
     basis = rng.normal(size=(RANK, DIM)).astype(np.float32)
     vectors = rng.normal(size=(n, RANK)).astype(np.float32) @ basis + 0.3 * rng.normal(size=(n, DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
@@ -94,7 +106,7 @@ def measure(n: int, n_queries: int) -> dict:
     picks = rng.choice(n, size=n_queries, replace=False)
     queries = []
     for p in picks:
-        words = [w for w in texts[p].rstrip(".").split()[1:] if w not in stop]
+        words = [w for w in texts[p].replace(".", "").split()[1:] if w not in stop]
         query = " ".join(rng.choice(words, size=min(4, len(words)), replace=False))
         vector = vectors[p] + 0.2 * rng.normal(size=DIM).astype(np.float32)
         embedder.vectors[query] = vector / np.linalg.norm(vector)

@@ -12,8 +12,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
+import numpy as np
+
 from core import sources as sources_mod
 from core.chunking import chunk_qa, chunk_text
+from core.claims import sentences
 from core.config import Settings
 from core.embeddings import Embedder
 from core.keyword_index import KeywordDoc, KeywordIndex
@@ -72,6 +75,32 @@ def chunk_source(source: Source) -> list[tuple[int, int, str]]:
 def indexed_text(source: Source, text: str) -> str:
     """What is embedded and keyword-indexed for a chunk: its source's title, then the chunk."""
     return text if source.type == "qa" else f"{source.title}\n{text}"
+
+
+def sentence_texts(source: Source | _Titled, text: str) -> list[str]:
+    """What is embedded per sentence of a chunk (title, then the sentence), for sentence-level ranking: a
+    question usually asks about one sentence of a paragraph. None for a Q&A pair or a one-sentence chunk,
+    whose chunk vector already is that sentence's."""
+    if source.type == "qa":
+        return []
+    parts = sentences(text)
+    return [f"{source.title}\n{part}" for part in parts] if len(parts) > 1 else []
+
+
+def pack(vectors: np.ndarray) -> bytes:
+    return np.asarray(vectors, dtype=np.float16).tobytes()
+
+
+def unpack(blob: bytes, dim: int) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float16).reshape(-1, dim).astype(np.float32)
+
+
+@dataclass(frozen=True)
+class _Titled:
+    """The two fields of a source that ``sentence_texts`` reads (for chunks read back from the table)."""
+
+    title: str
+    type: str
 
 
 class Index:
@@ -135,6 +164,8 @@ class Index:
                 progress(done, total, batch[-1].path)
         if done:
             self.keywords.optimize(ctx.tenant_id)
+        if not report.interrupted:
+            self._fill_sentence_vectors(ctx, should_stop)
         report.pending = total - done
         if not report.pending:  # the Q&A pairs as trained now: refit the variant model if they changed
             report.variant_groups = self.variants.refresh(ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
@@ -144,17 +175,24 @@ class Index:
 
     def _train_batch(self, ctx: TenantContext, batch: list[Source]) -> int:
         now = utcnow()
-        rows, docs, ids, texts, metas = [], [], [], [], []
+        rows, docs, ids, texts, metas, per_chunk = [], [], [], [], [], []
         for source in batch:
             for ordinal, (start, end, text) in enumerate(chunk_source(source)):
                 cid = chunk_id(source.id, ordinal, text)
                 body = indexed_text(source, text)
-                rows.append((ctx.tenant_id, cid, source.id, ordinal, start, end, text, now))
+                rows.append([ctx.tenant_id, cid, source.id, ordinal, start, end, text, now])
                 docs.append(KeywordDoc(cid, source.id, source.language, source.path, body))
                 ids.append(cid)
                 texts.append(body)
                 metas.append({"source_id": source.id, "ordinal": ordinal})
-        vectors = self.embedder.passages(texts)
+                per_chunk.append(sentence_texts(source, text))
+        flat = [t for group in per_chunk for t in group]
+        embedded = self.embedder.passages(texts + flat)  # one call: the model batches chunks and sentences alike
+        vectors, sentence_vectors = embedded[: len(texts)], embedded[len(texts):]
+        at = 0
+        for row, group in zip(rows, per_chunk):
+            row.append(pack(sentence_vectors[at: at + len(group)]))
+            at += len(group)
         source_ids = [s.id for s in batch]
         self.vectors.replace(ctx.tenant_id, source_ids, ids, vectors, metas)
         self.keywords.replace(ctx.tenant_id, source_ids, docs)
@@ -162,7 +200,8 @@ class Index:
             marks = ",".join("?" * len(source_ids))
             db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
             db.conn.executemany(
-                "INSERT INTO chunks (tenant_id, id, source_id, ordinal, start, end, text, trained_at) VALUES (?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks (tenant_id, id, source_id, ordinal, start, end, text, trained_at, sentence_vectors) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             for source in batch:
@@ -173,6 +212,35 @@ class Index:
                     [now, ctx.tenant_id, source.id, source.content_hash],
                 )
         return len(rows)
+
+    def _fill_sentence_vectors(self, ctx: TenantContext, should_stop: Callable[[], bool] | None) -> None:
+        """Chunks trained before sentence vectors existed get them (once; in batches, interruptible)."""
+        while not (should_stop and should_stop()):
+            rows = self.store.query(
+                "SELECT c.id, c.text, s.title, s.type FROM chunks c JOIN sources s ON s.tenant_id = c.tenant_id AND s.id = c.source_id "
+                "WHERE c.tenant_id = ? AND c.sentence_vectors IS NULL LIMIT 256", [ctx.tenant_id])
+            if not rows:
+                return
+            groups = [sentence_texts(_Titled(r["title"], r["type"]), r["text"]) for r in rows]
+            vectors = self.embedder.passages([t for g in groups for t in g])
+            at, updates = 0, []
+            for row, group in zip(rows, groups):
+                updates.append((pack(vectors[at: at + len(group)]), ctx.tenant_id, row["id"]))
+                at += len(group)
+            with self.store.write() as db:
+                db.conn.executemany("UPDATE chunks SET sentence_vectors = ? WHERE tenant_id = ? AND id = ?", updates)
+
+    def sentence_similarities(self, ctx: TenantContext, vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
+        """For each chunk that has sentence vectors: its best sentence's cosine similarity to the query vector."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self.store.query(
+            f"SELECT id, sentence_vectors FROM chunks WHERE tenant_id = ? AND id IN ({marks}) AND length(sentence_vectors) > 0",
+            [ctx.tenant_id, *chunk_ids],
+        )
+        query = np.asarray(vector, dtype=np.float32)
+        return {r["id"]: float((unpack(r["sentence_vectors"], query.shape[0]) @ query).max()) for r in rows}
 
     def forget(self, ctx: TenantContext, source_ids: list[int]) -> None:
         """Remove sources' chunks from both indexes and the chunk table."""

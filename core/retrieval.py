@@ -41,6 +41,8 @@ class Tuning:
     keyword_candidates: int = 30
     keyword_weight_same_language: float = 0.04
     keyword_weight_other_language: float = 0.02
+    # ranking similarity = (chunk similarity + w · best sentence's similarity) / (1 + w); floors stay on the chunk's
+    sentence_weight: float = 1.0
     min_similarity: float = 0.74
     relative_margin: float = 0.10  # also weak: this far below the best similarity of the query
     tie_margin: float = 0.005
@@ -69,6 +71,7 @@ class Hit:
     bm25: float
     score: float
     found_by: str  # dense | keyword | both
+    sentence_similarity: float | None = None  # the chunk's best sentence (chunks of several sentences)
     reason: str = ""
     variant_probability: float | None = None  # a Q&A pair of a modelled answer group: that group's probability
 
@@ -85,6 +88,7 @@ class Hit:
             "starred": self.starred, "language": self.language, "url": self.url, "trained_at": self.trained_at,
             "score": round(self.score, 4), "similarity": round(self.similarity, 4), "bm25": round(self.bm25, 3),
             "found_by": self.found_by, "reason": self.reason, "text": self.text,
+            **({} if self.sentence_similarity is None else {"sentence_similarity": round(self.sentence_similarity, 4)}),
             **({} if self.variant_probability is None else {"variant_probability": round(self.variant_probability, 4)}),
         }
 
@@ -138,8 +142,12 @@ def rewrite(query: str, history: Sequence[tuple[str, str]] = ()) -> str:
 
 
 # -- R2/R3: pure ranking helpers ----------------------------------------------------------------------
-def fuse(similarity: float, bm25: float, bm25_max: float, same_language: bool, tuning: Tuning) -> float:
-    """Dense similarity plus a language-aware share of the max-normalised BM25 score."""
+def fuse(similarity: float, bm25: float, bm25_max: float, same_language: bool, tuning: Tuning,
+         sentence_similarity: float | None = None) -> float:
+    """Dense similarity (the chunk's, blended with its best sentence's when it has several) plus a
+    language-aware share of the max-normalised BM25 score."""
+    if sentence_similarity is not None:
+        similarity = (similarity + tuning.sentence_weight * sentence_similarity) / (1 + tuning.sentence_weight)
     weight = tuning.keyword_weight_same_language if same_language else tuning.keyword_weight_other_language
     return similarity + (weight * bm25 / bm25_max if bm25_max > 0 else 0.0)
 
@@ -261,6 +269,7 @@ class Retriever:
         bm25_max = max((keyword.get(cid, 0.0) for cid in kept), default=0.0)
         floor = max(tuning.min_similarity, max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
         result.floor = floor
+        by_sentence = self.index.sentence_similarities(ctx, vector, list(kept)) if tuning.sentence_weight else {}
         variants = self.index.variants.model(ctx)
         probability = variants.by_source(vector, [c.source_id for c in kept.values()]) if variants else {}
         candidates: list[Hit] = []
@@ -271,7 +280,8 @@ class Retriever:
                 chunk_id=cid, source_id=source.id, path=source.path, title=source.title, type=source.type,
                 starred=source.starred, language=source.language, url=source.url, trained_at=chunk.trained_at,
                 text=chunk.text, similarity=sim, bm25=bm25,
-                score=fuse(sim, bm25, bm25_max, source.language == lang, tuning),
+                score=fuse(sim, bm25, bm25_max, source.language == lang, tuning, by_sentence.get(cid)),
+                sentence_similarity=by_sentence.get(cid),
                 found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
                 variant_probability=probability.get(source.id),
             )

@@ -374,6 +374,12 @@ def _m008_variants(db: sqlite_utils.Database) -> None:
     )
 
 
+def _m009_sentence_vectors(db: sqlite_utils.Database) -> None:
+    """Each chunk's sentence vectors (float16, one row per sentence) for sentence-level ranking; NULL means
+    not computed yet (chunks trained before this migration: the next training fills them in)."""
+    _run_script(db, "ALTER TABLE chunks ADD COLUMN sentence_vectors BLOB;")
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
@@ -384,6 +390,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("006_tenant_settings", _m006_tenant_settings),
     ("007_public", _m007_public),
     ("008_variants", _m008_variants),
+    ("009_sentence_vectors", _m009_sentence_vectors),
 ]
 
 
