@@ -114,3 +114,30 @@ def test_a_question_asking_for_a_figure_gets_the_sentence_that_holds_one():
     assert "9,90 €" in text and "[[cite:p1]]" in text
     other = OfflineResponder(tuning).compose("¿Qué es Lumen Care?", "es", [PLANS])
     assert "suscripción de mantenimiento" in other  # no figure asked for: the defining sentence
+
+
+HOURS = {"id": "h1", "source": "tienda/horarios", "type": "text", "language": "es", "similarity": 0.9, "match": "rank 1",
+         "title": "Tiendas y horarios",
+         "text": "Tienda de Madrid: calle de Embajadores 112. Abierta de lunes a viernes de 10:00 a 20:00. "
+                 "Tienda de Barcelona: carrer de Pujades 77. Abierta de lunes a sábado de 10:00 a 20:00."}
+
+
+@pytest.mark.parametrize("question, wanted, unwanted", [
+    ("¿A qué hora abre la tienda de Madrid?", "10:00 a 20:00", None),  # a time, not the street number
+    ("¿Dónde está la tienda de Madrid?", "Embajadores 112", "Barcelona"),
+])
+def test_a_question_asking_for_a_time_gets_the_sentence_with_a_time(question, wanted, unwanted):
+    text = OfflineResponder(OfflineTuning(min_similarity=0.0, min_confidence=0.0)).compose(question, "es", [HOURS])
+    assert wanted in text and "[[cite:h1]]" in text
+    assert unwanted is None or unwanted not in text
+
+
+def test_the_kind_of_figure_asked_for():
+    from core.agent.offline import asked_figure
+
+    assert asked_figure("¿A qué hora cerráis?").search("de 10:00 a 20:00")
+    assert not asked_figure("¿A qué hora cerráis?").search("calle de Embajadores 112")
+    assert asked_figure("¿Cuánto cuesta el plan Pro?").search("19,90 € al mes")
+    assert not asked_figure("¿Cuánto cuesta el plan Pro?").search("durante 12 meses")
+    assert asked_figure("How many days do I have?").search("30 days")
+    assert asked_figure("¿Qué es Lumen Care?") is None

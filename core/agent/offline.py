@@ -180,10 +180,13 @@ class OfflineResponder:
             confidence = sim + t.overlap_weight * (cov + passage_cov) / 2
             scored.append((confidence, cov, sim, -rank, -position, sentence, passage["id"], p_lang == lang))
         scored.sort(reverse=True)
-        if asks_for_number(question):  # "¿cuánto cuesta…?", "how many…": within the best passage, a sentence with a figure
+        figure = asked_figure(question)
+        if figure:  # "¿cuánto cuesta…?", "¿a qué hora…?": within the best passage, a sentence with that kind of figure
             best_passage = scored[0][6]
+            if not any(u[6] == best_passage and figure.search(u[5]) for u in scored):
+                figure = _DIGIT  # no figure of the asked kind there: any figure
             scored.sort(key=lambda u: (u[6] == best_passage,
-                                       u[0] + (t.number_bonus if u[6] == best_passage and _DIGIT.search(u[5]) else 0.0)),
+                                       u[0] + (t.number_bonus if u[6] == best_passage and figure.search(u[5]) else 0.0)),
                         reverse=True)
         confidence, cov, sim = scored[0][0], scored[0][1], scored[0][2]
         if sim < t.min_similarity or confidence < t.min_confidence:
@@ -215,9 +218,29 @@ _NUMBER_QUESTION = re.compile(
     r"|how much|how many|how long|what time|which year|what year|price|cost|costs)\b", re.IGNORECASE)
 
 
+#: (what the question asks for, what a figure of that kind looks like): a time of day, a price
+_FIGURE_KINDS = (
+    (re.compile(r"\b(?:a qu[ée] hora|qu[ée] horario|horarios?|a que horas|hor[áa]rios?|what time|opening hours|open hours)\b",
+                re.IGNORECASE),
+     re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:h|am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE)),
+    (re.compile(r"\b(?:cu[áa]nto cuesta|cu[áa]nto cuestan|cu[áa]nto vale|precio|quanto custa|quanto custam|pre[çc]o|how much|price|cost)\b",
+                re.IGNORECASE),
+     re.compile(r"\d[\d.,]*\s*(?:€|\$|r\$|(?:euros?|usd|reais|eur)\b)|[€$]\s*\d|\bgratis\b|\bgratuit[oa]\b|\bfree\b", re.IGNORECASE)),
+)
+
+
 def asks_for_number(question: str) -> bool:
     """The question asks for a quantity, a price, a time or a year (its answer holds a figure)."""
-    return bool(_NUMBER_QUESTION.search(question))
+    return bool(_NUMBER_QUESTION.search(question) or any(kind.search(question) for kind, _ in _FIGURE_KINDS))
+
+
+def asked_figure(question: str) -> re.Pattern | None:
+    """What the answer's figure must look like: a time for "¿a qué hora…?", a price for "¿cuánto cuesta…?",
+    any number for other figure questions; None when the question asks for no figure."""
+    for kind, figure in _FIGURE_KINDS:
+        if kind.search(question):
+            return figure
+    return _DIGIT if asks_for_number(question) else None
 
 
 def _qa_answer(text: str) -> str:

@@ -101,7 +101,9 @@ def candidate(hit: Hit, selected: bool) -> dict:
     return {"id": hit.chunk_id, "path": hit.path, "title": hit.title, "type": hit.type, "starred": hit.starred,
             "language": hit.language,
             "score": round(hit.score, 4), "similarity": round(hit.similarity, 4), "bm25": round(hit.bm25, 3),
-            "found_by": hit.found_by, "selected": selected, "reason": hit.reason}
+            "found_by": hit.found_by, "selected": selected, "reason": hit.reason,
+            **({} if hit.sentence_similarity is None else {"sentence_similarity": round(hit.sentence_similarity, 4)}),
+            **({} if hit.variant_probability is None else {"phrasings_agree": round(hit.variant_probability, 4)})}
 
 
 def search_trace(found: SearchResult) -> dict:
