@@ -38,6 +38,7 @@ class OfflineTuning:
     qa_agreement_margin: float = 0.05    # Q&A pairs this close to the best one vote on the answer
     qa_vote_share: float = 0.5           # share of those votes the top answer needs
     # a Q&A pair whose answer has several phrasings (core/variants.py) is answered from this probability up
+    # (and qa_min_similarity), instead of the vote
     qa_min_agreement: float = variants.SURE
     pair_penalty: float = 0.1           # coverage a two-sentence extract gives up against a single sentence
     # same-language answers must cover this much of the question's (rarity-weighted) terms; off: on XQuAD-es
@@ -139,7 +140,8 @@ class OfflineResponder:
         best = passages[0]
         if best.get("type") == "qa":
             if "phrasings_agree" in best:  # its answer has enough phrasings for the tenant's variant model to judge
-                covered = float(best["phrasings_agree"]) >= t.qa_min_agreement
+                covered = (float(best["phrasings_agree"]) >= t.qa_min_agreement
+                           and float(best.get("similarity", 0.0)) >= t.qa_min_similarity)
             else:
                 covered = float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages)
             if covered:
