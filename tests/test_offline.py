@@ -141,3 +141,33 @@ def test_the_kind_of_figure_asked_for():
     assert not asked_figure("¿Cuánto cuesta el plan Pro?").search("durante 12 meses")
     assert asked_figure("How many days do I have?").search("30 days")
     assert asked_figure("¿Qué es Lumen Care?") is None
+
+
+def _qa(ident: str, question: str, answer: str, similarity: float) -> dict:
+    return {"id": ident, "type": "qa", "language": "es", "similarity": similarity, "title": question,
+            "text": f"{question}\n{answer}"}
+
+
+def _text(ident: str, text: str, similarity: float, best_sentence: float) -> dict:
+    return {"id": ident, "type": "text", "language": "es", "similarity": similarity,
+            "best_sentence_similarity": best_sentence, "title": "Política", "text": text}
+
+
+PAYMENT = _qa("q1", "¿Qué métodos de pago aceptáis?", "Aceptamos tarjeta, PayPal y Bizum.", 0.86)
+
+
+def test_a_text_as_close_as_the_pair_votes_against_answering_with_the_pair():
+    responder = OfflineResponder()
+    alone = responder.compose("¿Se puede pagar con Bizum?", "es", [PAYMENT, _text("t1", "Envíos en 24 h.", 0.82, 0.83)])
+    assert "[[cite:q1]]" in alone
+    contested = responder.compose("¿Tenéis descuento de estudiante?", "es",
+                                  [PAYMENT, _text("t1", "Envíos en 24 h. Devoluciones en 30 días.", 0.82, 0.87)])
+    assert contested == prompts.message("abstain", "es")
+
+
+def test_a_pair_that_is_the_most_similar_passage_decides_even_when_a_text_ranks_first():
+    assembly = _qa("q2", "¿Montáis la bicicleta antes de enviarla?",
+                   "Sí. Las bicicletas salen montadas al 95 %. Incluimos las herramientas.", 0.875)
+    shipping = _text("t2", "Las bicicletas completas se entregan en 3 a 5 días laborables en la península.", 0.858, 0.873)
+    # ranked first by its best sentence, but the pair is closer: the pair's rule decides (a different question)
+    assert OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [shipping, assembly]) == prompts.message("abstain", "es")

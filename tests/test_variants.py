@@ -91,9 +91,9 @@ def test_an_unsure_variant_match_is_not_answered_however_similar():
     assert responder.compose("¿Puedo devolver?", "es", [qa]) == responder.compose("", "es", [])
     sure = responder.compose("¿Puedo devolver?", "es", [{**qa, "phrasings_agree": variants.SURE}])
     assert "[[cite:c1]]" in sure
-    # sure of the group, but the question is far from every phrasing of it: not answered either
-    far = {**qa, "phrasings_agree": 0.9, "similarity": responder.tuning.qa_min_similarity - 0.01}
-    assert responder.compose("¿Puedo devolver?", "es", [far]) == responder.compose("", "es", [])
+    # the model judges, not the similarity floor: a sure group is answered below the floor too
+    low = {**qa, "phrasings_agree": 0.9, "similarity": responder.tuning.qa_min_similarity - 0.05}
+    assert "[[cite:c1]]" in responder.compose("¿Puedo devolver?", "es", [low])
 
 
 def test_retraining_unchanged_refits_nothing_and_a_changed_phrasing_refits(faq, rt):

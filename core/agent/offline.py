@@ -37,8 +37,8 @@ class OfflineTuning:
     qa_min_similarity: float = 0.84      # a Q&A pair is answered with its answer from this similarity up
     qa_agreement_margin: float = 0.05    # Q&A pairs this close to the best one vote on the answer
     qa_vote_share: float = 0.5           # share of those votes the top answer needs
-    # a Q&A pair whose answer has several phrasings (core/variants.py) is answered from this probability up
-    # (and qa_min_similarity), instead of the vote
+    # a Q&A pair whose answer has several phrasings (core/variants.py) is answered from this probability up,
+    # whatever its similarity (instead of the similarity floor and the vote)
     qa_min_agreement: float = variants.SURE
     pair_penalty: float = 0.1           # coverage a two-sentence extract gives up against a single sentence
     # same-language answers must cover this much of the question's (rarity-weighted) terms; off: on XQuAD-es
@@ -138,10 +138,14 @@ class OfflineResponder:
         if not passages:
             return not_covered
         best = passages[0]
+        closest = max(passages, key=lambda p: float(p.get("similarity", 0.0)))
+        if best.get("type") != "qa" and closest.get("type") == "qa":
+            # ranking lifts texts by their best sentence; a Q&A pair that is still the most similar passage of all
+            # decides, as the pair for this question or as a sign the question is not covered
+            best = closest
         if best.get("type") == "qa":
             if "phrasings_agree" in best:  # its answer has enough phrasings for the tenant's variant model to judge
-                covered = (float(best["phrasings_agree"]) >= t.qa_min_agreement
-                           and float(best.get("similarity", 0.0)) >= t.qa_min_similarity)
+                covered = float(best["phrasings_agree"]) >= t.qa_min_agreement
             else:
                 covered = float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages)
             if covered:
@@ -200,15 +204,21 @@ class OfflineResponder:
         return f"{prompts.message('framing', lang)}\n\n{body}"
 
     def _qa_agrees(self, passages: list[dict]) -> bool:
-        """The Q&A pairs near the top vote with their similarity: the top answer must carry at least
-        more than ``qa_vote_share`` of the votes within ``qa_agreement_margin`` of the best pair. Close pairs that
-        disagree mean the question is not really covered."""
+        """The Q&A pairs near the top vote with their similarity: the top answer must carry more than
+        ``qa_vote_share`` of the votes within ``qa_agreement_margin`` of the best pair, where a text passage
+        as close as the pair votes too, against. Close passages that say something else mean the question
+        is not really this pair's."""
         t = self.tuning
         top = passages[0]
         top_answer = _qa_answer(top["text"]).strip().lower()
         floor = float(top.get("similarity", 0)) - t.qa_agreement_margin
         votes = [(float(p.get("similarity", 0)), _qa_answer(p["text"]).strip().lower())
                  for p in passages if p.get("type") == "qa" and float(p.get("similarity", 0)) >= floor]
+        # a text with a sentence at least as close to the question as the pair is a competing answer: it votes
+        # against (without it the verdict hung on which other pairs happened to be selected)
+        best_sim = float(top.get("similarity", 0))
+        votes += [(s, None) for p in passages if p.get("type") != "qa"
+                  for s in [float(p.get("best_sentence_similarity", p.get("similarity", 0)))] if s >= best_sim]
         total = sum(sim for sim, _ in votes)
         return total > 0 and sum(sim for sim, answer in votes if answer == top_answer) / total > t.qa_vote_share
 

@@ -182,6 +182,8 @@ class Toolbox:
             results.append({"id": hit.chunk_id, "source": hit.path, "title": hit.title, "type": hit.type,
                             "starred": hit.starred, "language": hit.language, "trained_at": hit.trained_at,
                             "similarity": round(hit.similarity, 3),
+                            **({} if hit.sentence_similarity is None else
+                               {"best_sentence_similarity": round(hit.sentence_similarity, 3)}),
                             **({} if hit.variant_probability is None else
                                {"phrasings_agree": round(hit.variant_probability, 3)}),
                             "match": hit.reason, "text": text})
