@@ -89,6 +89,8 @@ def train(rt: Runtime, ctx: TenantContext) -> None:
         parts.append(f"{report.removed_sources} deleted source(s) removed from the indexes")
     if report.pending:
         parts.append(f"{report.pending} still pending (interrupted: train again)")
+    if report.variant_groups:
+        parts.append(f"{report.variant_groups} Q&A answer(s) with 3 or more phrasings learned as question variants")
     if report.trained or report.removed_sources:
         st.success(f"Trained in {report.seconds:.1f} s: " + ", ".join(parts) + ". The agent answers from it now.")
     else:
