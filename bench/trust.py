@@ -3,6 +3,8 @@ abstain on what it does not? Runs the real agent (offline responder, the gate) e
 
 - XQuAD-es and MLQA-es: the KB is every other article of the split; in-KB questions must be answered
   with a cited chunk that contains the gold answer; out-of-KB questions must be refused.
+- SQuAD-es v2.0: near misses. The KB is every paragraph of the split's articles; answerable questions must
+  be answered citing their answer, the unanswerable ones (same topic, a detail the text does not give) refused.
 - CLINC150: the KB is the training utterances of the in-scope intents as Q&A pairs whose answer names
   the intent; in-scope questions must be answered with the right intent, out-of-scope ones refused.
 - The gate alone on HaluEval / FaithDial / BEGIN (bench/gate.py), and its latency.
@@ -12,7 +14,7 @@ from __future__ import annotations
 import json
 import time
 
-from bench.datasets import RetrievalSet, data_root, load_retrieval
+from bench.datasets import RetrievalSet, data_root, load_retrieval, split_of
 from bench.harness import cached_embedder, percentiles, scratch_settings
 from core import sources
 from core.agent.loop import Agent
@@ -94,6 +96,49 @@ def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = N
     }
 
 
+def squad2_es(split: str) -> tuple[dict[str, tuple[str, str]], list[tuple[str, str, list[str]]]]:
+    """SQuAD-es v2.0 (small dev file): the split's articles' paragraphs, and their questions with the gold
+    answers (empty for the unanswerable ones, written to look answerable from the same paragraph)."""
+    root = data_root() / "retrieval_qa" / "squad_es_v2"
+    title_map = json.loads((root / "title_map_es_en.json").read_text(encoding="utf-8"))
+    data = json.loads((root / "dev-v2.0-es_small.json").read_text(encoding="utf-8"))["data"]
+    paragraphs, questions = {}, []
+    for a, article in enumerate(data):
+        if split_of(title_map[article["title"]]) != split:
+            continue
+        for p, paragraph in enumerate(article["paragraphs"]):
+            paragraphs[f"squad2/{a}/{p}"] = (article["title"].replace("_", " "), paragraph["context"])
+            questions += [(qa["question"], f"squad2/{a}/{p}", [] if qa.get("is_impossible") else [x["text"] for x in qa["answers"]])
+                          for qa in paragraph["qas"]]
+    return paragraphs, questions
+
+
+def run_squad2(split: str, embedder, tuning: OfflineTuning | None = None) -> dict:
+    """Near misses: the KB is every paragraph of the split's articles; an answerable question must be answered
+    citing a chunk with its answer, an unanswerable one (same topic, a detail the text does not give) refused."""
+    paragraphs, questions = squad2_es(split)
+    rt, ctx = _tenant("trust-squad2", embedder)
+    with rt.store.write():
+        for path, (title, text) in paragraphs.items():
+            sources.save(ctx, rt.store, path, title=title, content=text, type="text", language="es")
+    rt.index.train(ctx)
+    agent = Agent(rt, OfflineResponder(tuning))
+    counts = {"answerable": 0, "correct": 0, "unanswerable": 0, "refused": 0}
+    for question, _path, gold in questions:
+        result = agent.ask(ctx, question, channel="web")
+        if gold:
+            counts["answerable"] += 1
+            cited = rt.index.chunks(ctx, [c["id"] for c in result.citations])
+            counts["correct"] += result.status == "answered" and any(g in c.text for c in cited.values() for g in gold)
+        else:
+            counts["unanswerable"] += 1
+            counts["refused"] += result.status == "abstained"
+    rt.close()
+    return {"paragraphs": len(paragraphs), "answerable": counts["answerable"], "unanswerable": counts["unanswerable"],
+            "answerable_correct_citation": round(counts["correct"] / max(counts["answerable"], 1), 3),
+            "unanswerable_refused": round(counts["refused"] / max(counts["unanswerable"], 1), 3)}
+
+
 def clinc(split: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     data = json.loads((data_root() / "abstention" / "clinc150" / "data_full.json").read_text(encoding="utf-8"))
     train = [(u, i) for u, i in data["train"]]
@@ -129,7 +174,8 @@ def run(split: str) -> dict:
     embedder = cached_embedder(cache_queries=True)
     started = time.perf_counter()
     report = {"split": split, "responder": "offline", "xquad-es": run_qa_set("xquad-es", split, embedder),
-              "mlqa-es": run_qa_set("mlqa-es", split, embedder), "clinc150": run_clinc(split, embedder)}
+              "mlqa-es": run_qa_set("mlqa-es", split, embedder), "clinc150": run_clinc(split, embedder),
+              "squad2-es": run_squad2(split, embedder)}
     try:
         from bench.gate import run as run_gate
 
