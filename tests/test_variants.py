@@ -147,3 +147,12 @@ def test_known_questions_are_cached_even_when_visitors_questions_are_not(tmp_pat
     cached.known_queries(["¿Puedo devolver?"])
     cached.queries(["¿Puedo devolver?"])
     assert inner.embedded == 2  # once for the known question, once for the visitor's
+
+
+def test_pairs_the_model_rules_out_do_not_stand_in_front_of_a_text_that_answers():
+    returns = {"id": "t1", "type": "text", "language": "es", "similarity": 0.859, "best_sentence_similarity": 0.91,
+               "title": "Devoluciones", "text": RETURNS}
+    gift = {"id": "g1", "type": "qa", "language": "es", "similarity": 0.863, "phrasings_agree": 0.0,
+            "title": "¿Vendéis cheques regalo?", "text": "¿Vendéis cheques regalo?\nSí, de 25, 50 y 100 €."}
+    text = OfflineResponder().compose("¿Cuántos días tengo para devolver un producto?", "es", [returns, gift])
+    assert "[[cite:t1]]" in text and "g1" not in text

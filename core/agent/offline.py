@@ -135,6 +135,8 @@ class OfflineResponder:
         """The extractive answer, or the localized 'not covered' sentence when support is weak."""
         t = self.tuning
         not_covered = prompts.message("abstain", lang)
+        # pairs the tenant's variant model says the question does not ask for take no part, however similar
+        passages = [p for p in passages if float(p.get("phrasings_agree", 1.0)) >= t.qa_min_agreement]
         if not passages:
             return not_covered
         best = passages[0]
@@ -144,10 +146,9 @@ class OfflineResponder:
             # decides, as the pair for this question or as a sign the question is not covered
             best = closest
         if best.get("type") == "qa":
-            if "phrasings_agree" in best:  # its answer has enough phrasings for the tenant's variant model to judge
-                covered = float(best["phrasings_agree"]) >= t.qa_min_agreement
-            else:
-                covered = float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages)
+            # a pair the variant model judged is sure by now (the unsure ones were left out above)
+            covered = "phrasings_agree" in best or (
+                float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages))
             if covered:
                 answer = sentences(_qa_answer(best["text"]))
                 if len(answer) > 1 and not _same_question(question, lang, best["text"]):
