@@ -77,14 +77,14 @@ def indexed_text(source: Source, text: str) -> str:
     return text if source.type == "qa" else f"{source.title}\n{text}"
 
 
-def sentence_texts(source: Source | _Titled, text: str) -> list[str]:
+def sentence_texts(title: str, source_type: str, text: str) -> list[str]:
     """What is embedded per sentence of a chunk (title, then the sentence), for sentence-level ranking: a
     question usually asks about one sentence of a paragraph. None for a Q&A pair or a one-sentence chunk,
     whose chunk vector already is that sentence's."""
-    if source.type == "qa":
+    if source_type == "qa":
         return []
     parts = sentences(text)
-    return [f"{source.title}\n{part}" for part in parts] if len(parts) > 1 else []
+    return [f"{title}\n{part}" for part in parts] if len(parts) > 1 else []
 
 
 def pack(vectors: np.ndarray) -> bytes:
@@ -93,14 +93,6 @@ def pack(vectors: np.ndarray) -> bytes:
 
 def unpack(blob: bytes, dim: int) -> np.ndarray:
     return np.frombuffer(blob, dtype=np.float16).reshape(-1, dim).astype(np.float32)
-
-
-@dataclass(frozen=True)
-class _Titled:
-    """The two fields of a source that ``sentence_texts`` reads (for chunks read back from the table)."""
-
-    title: str
-    type: str
 
 
 class Index:
@@ -185,7 +177,7 @@ class Index:
                 ids.append(cid)
                 texts.append(body)
                 metas.append({"source_id": source.id, "ordinal": ordinal})
-                per_chunk.append(sentence_texts(source, text))
+                per_chunk.append(sentence_texts(source.title, source.type, text))
         flat = [t for group in per_chunk for t in group]
         embedded = self.embedder.passages(texts + flat)  # one call: the model batches chunks and sentences alike
         vectors, sentence_vectors = embedded[: len(texts)], embedded[len(texts):]
@@ -221,7 +213,7 @@ class Index:
                 "WHERE c.tenant_id = ? AND c.sentence_vectors IS NULL LIMIT 256", [ctx.tenant_id])
             if not rows:
                 return
-            groups = [sentence_texts(_Titled(r["title"], r["type"]), r["text"]) for r in rows]
+            groups = [sentence_texts(r["title"], r["type"], r["text"]) for r in rows]
             vectors = self.embedder.passages([t for g in groups for t in g])
             at, updates = 0, []
             for row, group in zip(rows, groups):

@@ -17,6 +17,7 @@ import hashlib
 import json
 import threading
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Sequence
 
 import numpy as np
@@ -71,15 +72,12 @@ class VariantModel:
         """For a query vector: each of ``source_ids`` that is a modelled phrasing → the probability that its
         group is the answer (groups under MIN_VARIANTS phrasings are left out: their probability means little)."""
         p = self.probabilities(vector)
-        group_of = self._group_of()
-        return {sid: float(p[group_of[sid]]) for sid in source_ids if sid in group_of}
+        return {sid: float(p[self.group_of[sid]]) for sid in source_ids if sid in self.group_of}
 
-    def _group_of(self) -> dict[int, int]:
-        cached = self.__dict__.get("_group_index")
-        if cached is None:
-            cached = {sid: k for k, members in enumerate(self.groups) if len(members) >= MIN_VARIANTS for sid in members}
-            object.__setattr__(self, "_group_index", cached)
-        return cached
+    @cached_property
+    def group_of(self) -> dict[int, int]:
+        """Source id → index of its group, for the groups with enough phrasings to be trusted."""
+        return {sid: k for k, members in enumerate(self.groups) if len(members) >= MIN_VARIANTS for sid in members}
 
 
 def group_key(answer: str) -> str:

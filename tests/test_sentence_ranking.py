@@ -32,10 +32,10 @@ def shop(ctx, rt):
 def test_each_sentence_of_a_chunk_is_embedded_with_its_title(shop, rt):
     vectors = _vectors(rt, shop, "tienda/sobre")
     source = sources.get(shop, rt.store, "tienda/sobre")
-    expected = rt.index.embedder.passages(sentence_texts(source, PARAGRAPH))
+    expected = rt.index.embedder.passages(sentence_texts(source.title, source.type, PARAGRAPH))
     assert vectors.shape == (4, rt.index.embedder.dim)
     assert np.allclose(vectors, expected, atol=1e-2)  # stored as float16
-    assert sentence_texts(source, PARAGRAPH)[2] == "Sobre nosotros\nLos envíos a Canarias tardan de 5 a 8 días laborables."
+    assert sentence_texts(source.title, source.type, PARAGRAPH)[2] == "Sobre nosotros\nLos envíos a Canarias tardan de 5 a 8 días laborables."
 
 
 def test_qa_pairs_and_one_sentence_chunks_keep_no_sentence_vectors(shop, rt):
