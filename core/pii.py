@@ -8,7 +8,9 @@ a fixed placeholder, and whose ``entities`` name the kind of each replaced span 
     PHONE <PHONE>  libphonenumber (ES PT BR US GB MX national formats, any +country code); a
                    formatted-number shape (+cc, (area), (0), 2+ groups, extensions, 0221/123456);
                    bare trunk-prefixed numbers (0430830401, 0034…); digits after "tel./teléfono/
-                   phone/fax/whatsapp…". Dates, postcodes, ranges and amounts are left alone
+                   phone (number is)/fax/whatsapp…" or after "call/reach me at/messages to/llama al…",
+                   or before "office/fax/mobile" or "is my number". Dates, postcodes, ranges and
+                   amounts are left alone
     CARD   <CARD>  12–19 digit card numbers that pass Luhn (plain or grouped by spaces/dashes)
     IBAN   <IBAN>  IBANs with a valid mod-97 checksum and country format, spaced or not, any case
     ID     <ID>    ES DNI/NIF and NIE (control letter), BR CPF and CNPJ (check digits), US SSN, and
@@ -103,9 +105,18 @@ NOT_PHONE_RE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}|\d{4}([./-])\d{1,2}\2
 MONEY_BEFORE_RE = re.compile(r"(?:[$€£]|R\$|US\$)\s?$")
 MONEY_AFTER_RE = re.compile(
     r"\s?(?:[$€£%]|(?:eur|euros?|usd|d[oó]lar(?:es)?|dollars?|reais|real|brl|gbp|libras?|pesos?)\b)", re.I)
+PHONE_NUMBER_RX = r"\+?\s?\(?\d[\d ().-]{4,22}\d"
 PHONE_CUE_RE = re.compile(r"(?i)\b(?:tel[eé]fonos?|telefone|tel[fé]?|tfno|tlfno?|m[oó]vil|celular|telem[oó]vel"
-                          r"|phone|mobile|cell|fax|whats\s?app|ll[aá]m[ae]me al|call me (?:at|on))\b\W{0,4}"
-                          r"(?P<v>\+?\s?\(?\d[\d ().-]{5,22}\d)")
+                          r"|phone|mobile|cell|fax|whats\s?app|ll[aá]m[ae]me al|call me (?:at|on))\b"
+                          r"(?: (?:number|n[uú]mero|no\.|nr\.)| is| es| é){0,2}\W{0,4}"
+                          rf"(?P<v>{PHONE_NUMBER_RX})")
+WEAK_PHONE_CUE_RE = re.compile(  # verbs and labels around a number: "call 80027874", "80027874 office"
+    rf"(?i)(?:\b(?:(?:call|ring|text|dial)(?:ed|ing|s)?(?: (?:me|us|him|her|them))?(?: (?:at|on|to))?|my number(?: is)?"
+    rf"|(?:reach|contact|contacto|contato)(?:ed|ing)?(?: (?:me|us|him|her|them) (?:at|on)|:| number| no\.)"
+    rf"|(?:messages?|sms|texts?) to|ll[aá]m(?:a|e|en|ad|ar)(?:me|nos)? al|lig(?:ue|a|uem|ar)(?:-me)? (?:para|no))"
+    rf"\W{{0,4}}(?P<v>{PHONE_NUMBER_RX})(?![\w/]|[.,-]\d)"
+    rf"|(?<![\w+/.,-])(?P<w>{PHONE_NUMBER_RX})[ \t]+(?:(?:office|fax|mobile|cell|phone)[ \t]*(?:$|[\n.,;:)])"
+    rf"|is (?:my|the|our|his|her|their) (?:phone |mobile |cell |contact )?number(?! of)))", re.M)
 ID_CUE_RE = re.compile(
     r"(?i)\b(?:dni|nie|nif|cif|cpf|cnpj|rg|ssn|nhc|n?nass|nuss|cipa|pasaporte|passaporte|passport|n[ºo°]\s?col"
     r"|colegiado|seguridad social|social security|seguran[çc]a social|cart[aã]o de cidad[aã]o|tarjeta sanitaria"
@@ -197,14 +208,26 @@ def _phone_shape_ok(text: str, m: re.Match) -> bool:
     if ("." in separators and len(separators) > 1) or max(map(len, groups[1:])) > 8 or (
             max(map(len, groups[1:])) > 4 and len(groups[0]) < 2):
         return False  # 9.00-14.00 (times), 1 2345678
-    if all(len(g) == 3 for g in groups[1:]) and (separators == {"."} or len(groups[0]) == 1) and value[0] != "0":
-        return False  # thousands grouping: 1.500.000 / 1 500 000
-    return _not_a_number_of_other_kind(text, m.start(), m.end())
+    return not _thousands(value) and _not_a_number_of_other_kind(text, m.start(), m.end())
+
+
+def _thousands(value: str) -> bool:
+    """1.500.000 / 1 500 000 (but not 1-700-278-752 or 0 800 123 456)."""
+    groups, separators = re.findall(r"\d+", value), set(re.findall(r"[ ./-]", value))
+    return all(len(g) == 3 for g in groups[1:]) and value[0] != "0" and (
+        separators == {"."} or (len(groups[0]) == 1 and "-" not in separators))
+
+
+def _cued_phone_ok(text: str, m: re.Match) -> bool:
+    """A number next to a weak cue ("call", "reach me at", "… office"): phone-length, and no amount or date."""
+    value = m[m.lastgroup]  # "v" (cue before) or "w" (cue after)
+    return (7 <= sum(c.isdigit() for c in value) <= 15 and not _thousands(value)
+            and _not_a_number_of_other_kind(text, *m.span(m.lastgroup)))
 
 
 def _not_a_number_of_other_kind(text: str, start: int, end: int) -> bool:
     value = text[start:end]
-    return not (NOT_PHONE_RE.fullmatch(value) or re.fullmatch(r"[1-9][\d ]*/[\d /]*", value)
+    return not (NOT_PHONE_RE.fullmatch(value) or re.fullmatch(r"(?!\d\d?/\d{3} \d{4}$)[1-9][\d ]*/[\d /]*", value)
                 or MONEY_BEFORE_RE.search(text[:start]) or MONEY_AFTER_RE.match(text, end))
 
 
@@ -217,7 +240,8 @@ OWN_FINDERS = {  # entity -> (score, text -> spans)
     "BR_CNPJ": (1.0, lambda t: _regex_spans(CNPJ_RE, t, lambda m: cnpj_ok(re.sub(r"\D", "", m.group())))),
     "PHONE_NUMBER": (0.45, lambda t: _regex_spans(PHONE_SHAPE_RE, t, lambda m: _phone_shape_ok(t, m))
                      + _regex_spans(TRUNK_PHONE_RE, t)
-                     + _regex_spans(PHONE_CUE_RE, t, lambda m: 7 <= sum(c.isdigit() for c in m["v"]) <= 15, "v")),
+                     + _regex_spans(PHONE_CUE_RE, t, lambda m: 6 <= sum(c.isdigit() for c in m["v"]) <= 15, "v")
+                     + [m.span(m.lastgroup) for m in WEAK_PHONE_CUE_RE.finditer(t) if _cued_phone_ok(t, m)]),
     "EMAIL_ADDRESS": (0.4, lambda t: _regex_spans(LOOSE_EMAIL_RE, t)),
     "ID": (0.55, lambda t: _regex_spans(ID_CUE_RE, t, lambda m: sum(c.isdigit() for c in m["v"]) >= 4, "v")),
     "PERSON": (0.6, _person_spans),

@@ -34,6 +34,18 @@ POSITIVES = [  # (text, raw value that must disappear, entity kind)
     ("il mio cellulare 333 1234567", "333 1234567", "PHONE"),
     ("appelez le 0430830401", "0430830401", "PHONE"),
     ("ring +46 (0)8 928 571 38", "+46 (0)8 928 571 38", "PHONE"),
+    ("Kundenservice 1-700-278-752 gratis", "1-700-278-752", "PHONE"),  # dash groups are no thousands
+    ("Szám: 77/079 2787", "77/079 2787", "PHONE"),  # area/subscriber, unlike 2024/123456
+    # bare digit runs (no shape) after a phone cue, a call-type verb, or before a label
+    ("My phone number is 80027874", "80027874", "PHONE"),
+    ("Tel. 25 01 90 (Luxembourg)", "25 01 90", "PHONE"),
+    ("Please call 13812345678 tomorrow", "13812345678", "PHONE"),
+    ("You can reach him at 2006201.", "2006201", "PHONE"),
+    ("I would like to stop receiving messages to 018007191890", "018007191890", "PHONE"),
+    ("Contact: 80027874, thanks", "80027874", "PHONE"),
+    ("Llama al 80027874 por la tarde", "80027874", "PHONE"),
+    ("Kaevu 94, Nicosia\n80027874 mobile\n", "80027874", "PHONE"),
+    ("80027874 is my number", "80027874", "PHONE"),
     # cards (Luhn-valid)
     ("Pagué con la tarjeta 4111 1111 1111 1111 y falló", "4111 1111 1111 1111", "CARD"),
     ("Card 5500-0000-0000-0004 was charged twice", "5500-0000-0000-0004", "CARD"),
@@ -123,6 +135,10 @@ NEGATIVES = [  # ordinary questions (numbers, prices, dates, postcodes, quantiti
     "Pedido 2024/123456 y referencia 0000123456",  # order-like numbers
     "Añade 1/2 kg más, la oferta 2019-2020 acabó",
     "Somos 29 000-24 000 clientes",
+    "Contact: 12/05/2024 at 09:30, order 2024/123456",  # a cue word before a date or an order number
+    "We sold 1234567 office chairs, call 2 times if needed",
+    "It reached 1 500 000 users, call us on 15/06/2024",
+    "La escala 1/100 000 y la página 12/345 678",
 ]
 
 
