@@ -47,7 +47,7 @@ class Tuning:
     relative_margin: float = 0.10  # also weak: this far below the best similarity of the query
     tie_margin: float = 0.005
     qa_close_similarity: float = 0.90
-    variant_sure: float = SURE  # a Q&A group this probable is a close match whatever its similarity
+    variant_sure: float = SURE  # a Q&A group this sure is a close match whatever its similarity
     max_chunks: int = 6
     max_chars: int = 12_000
     per_source_first_pass: int = 3
@@ -73,7 +73,7 @@ class Hit:
     found_by: str  # dense | keyword | both
     sentence_similarity: float | None = None  # the chunk's best sentence (chunks of several sentences)
     reason: str = ""
-    variant_probability: float | None = None  # a Q&A pair of a modelled answer group: that group's probability
+    variant_agreement: float | None = None  # a Q&A pair of a modelled answer group: its group's agreement (core/variants.py)
 
     @property
     def priority(self) -> int:
@@ -89,7 +89,7 @@ class Hit:
             "score": round(self.score, 4), "similarity": round(self.similarity, 4), "bm25": round(self.bm25, 3),
             "found_by": self.found_by, "reason": self.reason, "text": self.text,
             **({} if self.sentence_similarity is None else {"sentence_similarity": round(self.sentence_similarity, 4)}),
-            **({} if self.variant_probability is None else {"variant_probability": round(self.variant_probability, 4)}),
+            **({} if self.variant_agreement is None else {"variant_agreement": round(self.variant_agreement, 4)}),
         }
 
 
@@ -187,11 +187,11 @@ def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
 
 def variant_first(ranked: list[Hit], tuning: Tuning) -> list[Hit]:
     """The best phrasing of a Q&A group the variant model is sure of goes first (over any similarity rule)."""
-    sure = [h for h in ranked if (h.variant_probability or 0.0) >= tuning.variant_sure]
+    sure = [h for h in ranked if (h.variant_agreement or 0.0) >= tuning.variant_sure]
     if not sure:
         return ranked
-    best = max(sure, key=lambda h: (h.variant_probability, h.similarity))
-    return [replace(best, reason=f"close Q&A match (its phrasings agree: {best.variant_probability:.2f})"),
+    best = max(sure, key=lambda h: (h.variant_agreement, h.similarity))
+    return [replace(best, reason=f"close Q&A match (its phrasings agree: {best.variant_agreement:.2f})"),
             *(h for h in ranked if h is not best)]
 
 
@@ -271,7 +271,7 @@ class Retriever:
         result.floor = floor
         by_sentence = self.index.sentence_similarities(ctx, vector, list(kept)) if tuning.sentence_weight else {}
         variants = self.index.variants.model(ctx)
-        probability = variants.by_source(vector, [c.source_id for c in kept.values()]) if variants else {}
+        agreement = variants.by_source(vector, [c.source_id for c in kept.values()]) if variants else {}
         candidates: list[Hit] = []
         for cid, chunk in kept.items():
             source = live[chunk.source_id]
@@ -283,9 +283,9 @@ class Retriever:
                 score=fuse(sim, bm25, bm25_max, source.language == lang, tuning, by_sentence.get(cid)),
                 sentence_similarity=by_sentence.get(cid),
                 found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
-                variant_probability=probability.get(source.id),
+                variant_agreement=agreement.get(source.id),
             )
-            if sim >= floor or (hit.variant_probability or 0.0) >= tuning.variant_sure:
+            if sim >= floor or (hit.variant_agreement or 0.0) >= tuning.variant_sure:
                 candidates.append(hit)
             elif bm25 > 0 and covers_all_terms(rewritten, f"{source.title}\n{chunk.text}", source.language):
                 candidates.append(replace(hit, reason="keyword match with every relevant word"))

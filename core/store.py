@@ -380,6 +380,18 @@ def _m009_sentence_vectors(db: sqlite_utils.Database) -> None:
     _run_script(db, "ALTER TABLE chunks ADD COLUMN sentence_vectors BLOB;")
 
 
+def _m010_variant_centroids(db: sqlite_utils.Database) -> None:
+    """Variant models keep each group's centroid and how close a phrasing typically is to it
+    (core/variants.py). Models fitted before have neither, so they are dropped: the next training refits
+    them (until then the tenant uses the similarity rules)."""
+    _run_script(db, """
+        DELETE FROM variant_models;
+        ALTER TABLE variant_models ADD COLUMN centroids BLOB NOT NULL DEFAULT x'';
+        ALTER TABLE variant_models ADD COLUMN typical REAL NOT NULL DEFAULT 1.0;
+        ALTER TABLE variant_models ADD COLUMN spread REAL NOT NULL DEFAULT 0.01;
+        """)
+
+
 #: Append-only: never edit or reorder a released migration, add a new one.
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("001_tenancy", _m001_tenancy),
@@ -391,6 +403,7 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("007_public", _m007_public),
     ("008_variants", _m008_variants),
     ("009_sentence_vectors", _m009_sentence_vectors),
+    ("010_variant_centroids", _m010_variant_centroids),
 ]
 
 

@@ -8,7 +8,7 @@ import pytest
 from core import sources, variants
 from core.agent.loop import Agent
 from core.agent.offline import OfflineResponder, OfflineTuning
-from core.variants import FitSettings, Variants, answer_groups, fit, worth_modelling
+from core.variants import FitSettings, Variants, answer_groups, centroids, fit, worth_modelling
 from tests.fakes import HashEmbedder
 
 SHIPPING = "Los pedidos salen en 24 horas y llegan en 2 a 4 días laborables."
@@ -45,7 +45,7 @@ def test_fit_learns_separable_groups_and_is_deterministic():
     w1, b1 = fit(x, y, 3)
     w2, b2 = fit(x, y, 3)
     assert np.array_equal(w1, w2) and np.array_equal(b1, b2)
-    model = variants.VariantModel(w1, b1, FitSettings().scale, ((0,), (1,), (2,)), "x")
+    model = variants.VariantModel(w1, b1, FitSettings().scale, ((0,), (1,), (2,)), "x", *centroids(x, y, 3))
     for k in range(3):
         probabilities = model.probabilities(np.eye(3, 8, dtype=np.float32)[k])
         assert probabilities.argmax() == k and probabilities[k] > 0.9
@@ -65,14 +65,14 @@ def test_a_tenant_without_enough_phrasings_has_no_model(kb, rt):
     sources.save(kb, rt.store, "faq/uno", title="¿Hacéis envíos?", content="Sí.", type="qa")
     assert rt.index.train(kb).variant_groups == 0
     assert rt.index.variants.model(kb) is None
-    assert all("variant_probability" not in h.as_dict() for h in rt.retriever.search(kb, "¿Hacéis envíos?").hits)
+    assert all("variant_agreement" not in h.as_dict() for h in rt.retriever.search(kb, "¿Hacéis envíos?").hits)
 
 
 def test_a_new_phrasing_finds_its_answer_first(faq, rt):
     found = rt.retriever.search(faq, "¿Cuántos días tarda en llegar mi pedido?")
     top = found.hits[0]
     assert top.path.startswith("faq/envios/")
-    assert top.variant_probability >= variants.SURE
+    assert top.variant_agreement >= variants.SURE
     assert top.reason.startswith("close Q&A match (its phrasings agree")
 
 
@@ -135,7 +135,7 @@ def test_another_tenants_model_answers_like_no_model(faq, rt, other_ctx):
     rt.index.train(other_ctx)
     assert rt.index.variants.model(other_ctx) is None
     hits = rt.retriever.search(other_ctx, "¿Puedo devolver un producto?").hits
-    assert [h.path for h in hits] == ["faq/uno"] and hits[0].variant_probability is None
+    assert [h.path for h in hits] == ["faq/uno"] and hits[0].variant_agreement is None
 
 
 def test_known_questions_are_cached_even_when_visitors_questions_are_not(tmp_path):
@@ -156,3 +156,57 @@ def test_pairs_the_model_rules_out_do_not_stand_in_front_of_a_text_that_answers(
             "title": "¿Vendéis cheques regalo?", "text": "¿Vendéis cheques regalo?\nSí, de 25, 50 y 100 €."}
     text = OfflineResponder().compose("¿Cuántos días tengo para devolver un producto?", "es", [returns, gift])
     assert "[[cite:t1]]" in text and "g1" not in text
+
+
+def test_closeness_comes_from_phrasings_the_centroid_has_not_seen():
+    x, y = _toy(n_per=5)
+    means, typical, spread = centroids(x, y, 3)
+    assert np.allclose(np.linalg.norm(means, axis=1), 1.0, atol=1e-5)
+    held_out = [float(x[i] @ (lambda s: s / np.linalg.norm(s))(x[y == y[i]].sum(0) - x[i])) for i in range(len(x))]
+    assert typical == pytest.approx(np.percentile(held_out, variants.TYPICAL_PERCENTILE), abs=1e-6)
+    assert spread == pytest.approx(max(np.median(held_out) - typical, variants.MIN_SPREAD), abs=1e-6)
+    # a group with a single phrasing has nothing held out; identical phrasings keep a minimum spread
+    same = np.repeat(np.eye(2, 8, dtype=np.float32), 3, axis=0)
+    _, typical, spread = centroids(np.vstack([same, np.eye(1, 8, 5, dtype=np.float32)]), np.array([0, 0, 0, 1, 1, 1, 2]), 3)
+    assert typical == pytest.approx(1.0, abs=1e-6) and spread == variants.MIN_SPREAD
+
+
+def test_a_question_far_from_every_group_is_not_sure_even_when_the_softmax_is():
+    x, y = _toy()
+    model = variants.VariantModel(*fit(x, y, 3), FitSettings().scale, ((0,), (1,), (2,)), "x", *centroids(x, y, 3))
+    leaning = np.zeros(8, dtype=np.float32)
+    leaning[0], leaning[7] = 0.35, 0.94  # mostly about something no group covers, a little like group 0
+    leaning /= np.linalg.norm(leaning)
+    assert model.probabilities(leaning).argmax() == 0 and model.probabilities(leaning).max() >= variants.SURE
+    assert model.agreements(leaning).max() < 0.01  # the softmax picks a group anyway; the distance says no
+    new_phrasing = x[0] + 0.05 * np.eye(1, 8, 4, dtype=np.float32)[0]
+    new_phrasing /= np.linalg.norm(new_phrasing)
+    assert model.agreements(new_phrasing).argmax() == 0 and model.agreements(new_phrasing).max() >= variants.SURE
+
+
+def test_models_fitted_before_centroids_are_dropped_and_the_next_training_refits(settings, embedder):
+    from core.runtime import open_runtime
+    from core.store import Store
+    from core.tenancy import create_tenant, local_operator
+
+    settings.data_dir.mkdir(parents=True, exist_ok=True)
+    old = Store(settings.db_path)  # the database as the previous release left it: a model without centroids
+    old.db.execute("DELETE FROM _migrations WHERE name = '010_variant_centroids'")
+    old.db.executescript("DROP TABLE variant_models; CREATE TABLE variant_models (tenant_id INTEGER PRIMARY KEY, "
+                         "fingerprint TEXT NOT NULL, built_at TEXT NOT NULL, scale REAL NOT NULL, dim INTEGER NOT NULL, "
+                         "groups TEXT NOT NULL, weights BLOB NOT NULL, bias BLOB NOT NULL);")
+    create_tenant(old, "acme", "Acme")
+    old.db.execute("INSERT INTO variant_models VALUES (1, 'old', 'x', 20, 2, '[[1]]', x'00', x'00')")
+    old.db.conn.commit()
+    old.close()
+    rt = open_runtime(settings, embedder=embedder)
+    try:
+        ctx = local_operator(rt.store, "acme")
+        assert rt.store.query("SELECT COUNT(*) AS n FROM variant_models")[0]["n"] == 0
+        assert rt.index.variants.model(ctx) is None  # until the next training: the similarity rules
+        _save_groups(ctx, rt, {"envios": (SHIPPING, SHIPPING_ASKED), "devoluciones": (RETURNS, RETURNS_ASKED)})
+        assert rt.index.train(ctx).variant_groups == 2
+        model = rt.index.variants.model(ctx)
+        assert model.centroids.shape == (2, embedder.dim) and 0 < model.spread
+    finally:
+        rt.close()

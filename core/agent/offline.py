@@ -37,7 +37,7 @@ class OfflineTuning:
     qa_min_similarity: float = 0.84      # a Q&A pair is answered with its answer from this similarity up
     qa_agreement_margin: float = 0.05    # Q&A pairs this close to the best one vote on the answer
     qa_vote_share: float = 0.5           # share of those votes the top answer needs
-    # a Q&A pair whose answer has several phrasings (core/variants.py) is answered from this probability up,
+    # a Q&A pair whose answer has several phrasings (core/variants.py) is answered from this agreement up,
     # whatever its similarity (instead of the similarity floor and the vote)
     qa_min_agreement: float = variants.SURE
     pair_penalty: float = 0.1           # coverage a two-sentence extract gives up against a single sentence
