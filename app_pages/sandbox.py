@@ -105,9 +105,10 @@ def candidates_frame(call: dict, hits: list[dict]) -> pd.DataFrame:
     return pd.DataFrame([{
         "Chunk": r["id"], "Path": r.get("path", ""), "Type": ("★ " if r.get("starred") else "") + r.get("type", ""),
         "Score": r.get("score"), "Similarity": r.get("similarity"), "Best sentence": r.get("sentence_similarity"),
-        "BM25": r.get("bm25"), "Found by": r.get("found_by", ""),
+        "Phrasings agree": r.get("phrasings_agree"), "BM25": r.get("bm25"), "Found by": r.get("found_by", ""),
         "Selected": "✓ selected" if r.get("selected") else "✗ dropped", "Why": r.get("reason", ""),
-    } for r in rows], columns=["Chunk", "Path", "Type", "Score", "Similarity", "Best sentence", "BM25", "Found by", "Selected", "Why"])
+    } for r in rows], columns=["Chunk", "Path", "Type", "Score", "Similarity", "Best sentence", "Phrasings agree", "BM25",
+                                    "Found by", "Selected", "Why"])
 
 
 def show_trace(trace: dict) -> None:

@@ -228,3 +228,19 @@ def test_a_disabled_channel_is_an_error_message_and_starts_nothing(runtime, ctx)
     at = say(open_page(runtime.store), "¿Cuánto tarda un envío?")
     assert len(at.error) == 1 and "The channel 'sandbox' is not enabled" in at.error[0].value
     assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"] == 0
+
+
+def test_the_trace_shows_how_much_a_qa_answers_phrasings_agree(runtime, ctx):
+    asked = ["¿Cuánto tarda el envío de mi pedido?", "¿En cuántos días llega el pedido?", "¿Cuándo recibo mi pedido?"]
+    others = ["¿Puedo devolver un producto?", "¿Cuántos días tengo para devolver algo?", "¿Cómo hago una devolución?"]
+    for group, (answer, phrasings) in {"envios": ("Los pedidos llegan en 2 a 4 días laborables.", asked),
+                                      "devoluciones": ("Tienes 30 días naturales para devolver.", others)}.items():
+        for n, question in enumerate(phrasings):
+            sources.save(ctx, runtime.store, f"faq/{group}/{n}", title=question, content=answer, type="qa", language="es")
+    assert runtime.index.train(ctx).variant_groups == 2
+    at = say(open_page(runtime.store), "¿Cuántos días tarda en llegar mi pedido?")
+    chunks = frames(at, "Phrasings agree")[0]
+    top = chunks.iloc[0]
+    assert top["Path"].startswith("faq/envios/") and top["Phrasings agree"] >= 0.55
+    unmodelled = chunks[~chunks["Path"].str.match(r"faq/(envios|devoluciones)/")]  # one phrasing, or a text
+    assert len(unmodelled) >= 1 and unmodelled["Phrasings agree"].isna().all()
