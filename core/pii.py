@@ -15,7 +15,9 @@ a fixed placeholder, and whose ``entities`` name the kind of each replaced span 
     IBAN   <IBAN>  IBANs with a valid mod-97 checksum and country format, spaced or not, any case
     ID     <ID>    ES DNI/NIF and NIE (control letter), BR CPF and CNPJ (check digits), US SSN, and
                    any number written after an id keyword (DNI, NIE, CPF, passport, NHC…), even with
-                   a wrong check digit: a mistyped id is still personal
+                   a wrong check digit: a mistyped id is still personal; and any bare run of 8–15
+                   digits that is neither an amount nor named an order/reference/invoice number (a
+                   phone or account number written without separators or cue: 80027874, 13812345678)
     URL    <URL>   URLs whose path or query carries a query value, an e-mail, a 6+ digit number, a
                    random-looking token or a reset/verify/unsubscribe-style action; plain URLs such
                    as https://example.com/help are kept (they say what the question is about)
@@ -50,7 +52,7 @@ from dataclasses import dataclass
 PLACEHOLDER_OF = {"EMAIL": "<EMAIL>", "PHONE": "<PHONE>", "CARD": "<CARD>", "IBAN": "<IBAN>", "ID": "<ID>",
                   "URL": "<URL>", "IP": "<IP>", "PERSON": "<PERSON>"}
 KIND_OF = {"EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CARD", "IBAN_CODE": "IBAN",
-           "ES_NIF": "ID", "ES_NIE": "ID", "BR_CPF": "ID", "BR_CNPJ": "ID", "US_SSN": "ID", "ID": "ID",
+           "ES_NIF": "ID", "ES_NIE": "ID", "BR_CPF": "ID", "BR_CNPJ": "ID", "US_SSN": "ID", "ID": "ID", "LONG_NUMBER": "ID",
            "URL": "URL", "IP_ADDRESS": "IP", "PERSON": "PERSON"}
 PHONE_REGIONS = ("ES", "PT", "BR", "US", "GB", "MX")
 MIN_SCORE = 0.3  # below this a pattern hit is too weak to mask on its own (presidio's "very weak" SSN shapes)
@@ -98,6 +100,10 @@ PHONE_SHAPE_RE = re.compile(
     r"(?<![\w+/.,-])(?:(?P<plus>\(?\+\s?(?:\d{1,3}|\(\d{1,3}\))\)?(?:\s?\(\d{1,4}\))?[\s.-]{0,2}\d)"
     r"|(?P<paren>\(\d{1,5}\)[\s./-]?\d)|\d)"
     r"\d*(?:(?:[ .-]|[ -]?/[ -]?)\d+){0,6}(?:\s?(?:x|ext\.?|ramal)\s?\d{1,5})?(?![\w/]|[.,-]\d)")
+LONG_NUMBER_RE = re.compile(r"(?<![\w+/.,-])\d{8,15}(?![\w/]|[.,-]\d)")
+ORDER_CUE_RE = re.compile(r"(?i)\b(?:pedidos?|encomendas?|orders?|ref(?:erencias?|erences?)?|factura|fatura|invoice|"
+                          r"ticket|tracking|seguimiento|rastreio|albar[aá]n|nota fiscal|n[ºo°])\.?(?: (?:n[ºo°]|number|"
+                          r"n[uú]mero|no\.?))?\W{0,3}$")  # "pedido 12345678" names an order, not a person
 TRUNK_PHONE_RE = re.compile(r"(?<![\w+/.,-])(?:0[1-9]\d{7,9}|00[1-9]\d{8,12})(?![\w/]|[.,-]\d)")  # 0430830401
 NOT_PHONE_RE = re.compile(r"\d{1,2}([./-])\d{1,2}\1\d{2,4}|\d{4}([./-])\d{1,2}\2\d{1,2}|\d{4,5}-\d{3}|[0-8]\d{4}-\d{4}"
                           r"|(?:1\d|20)\d\d ?- ?(?:1\d|20)\d\d"  # dates, postcodes, year ranges, number ranges
@@ -244,6 +250,9 @@ OWN_FINDERS = {  # entity -> (score, text -> spans)
                      + [m.span(m.lastgroup) for m in WEAK_PHONE_CUE_RE.finditer(t) if _cued_phone_ok(t, m)]),
     "EMAIL_ADDRESS": (0.4, lambda t: _regex_spans(LOOSE_EMAIL_RE, t)),
     "ID": (0.55, lambda t: _regex_spans(ID_CUE_RE, t, lambda m: sum(c.isdigit() for c in m["v"]) >= 4, "v")),
+    # weakest: a phone, card or keyword id found on the same digits names them
+    "LONG_NUMBER": (0.35, lambda t: _regex_spans(LONG_NUMBER_RE, t, lambda m: _not_a_number_of_other_kind(t, *m.span())
+                                                 and not ORDER_CUE_RE.search(t, max(0, m.start() - 30), m.start()))),
     "PERSON": (0.6, _person_spans),
 }
 
@@ -307,7 +316,7 @@ class _Engine:
             EsNifRecognizer(patterns=[Pattern("dni", DNI_RX, 0.5)],
                             replacement_pairs=[("-", ""), (" ", ""), (".", "")]),
             EsNieRecognizer(patterns=[Pattern("nie", NIE_RX, 0.5)]), UsSsnRecognizer(),
-            Own("BR_CPF"), Own("BR_CNPJ"), Own("ID"), Own("PERSON"),
+            Own("BR_CPF"), Own("BR_CNPJ"), Own("ID"), Own("LONG_NUMBER"), Own("PERSON"),
         ]
         self.anonymizer = AnonymizerEngine()
         self.operators = {entity: OperatorConfig("replace", {"new_value": PLACEHOLDER_OF[kind]})

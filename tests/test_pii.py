@@ -46,6 +46,10 @@ POSITIVES = [  # (text, raw value that must disappear, entity kind)
     ("Llama al 80027874 por la tarde", "80027874", "PHONE"),
     ("Kaevu 94, Nicosia\n80027874 mobile\n", "80027874", "PHONE"),
     ("80027874 is my number", "80027874", "PHONE"),
+    # a bare run of 8-15 digits with no cue: a phone or account number all the same
+    ("I wrote down 13812345678 yesterday", "13812345678", "ID"),
+    ("Ask Maria about 80027874 please", "80027874", "ID"),
+    ("¿Podéis llamarme? 612345678", "612345678", "PHONE"),
     # cards (Luhn-valid)
     ("Pagué con la tarjeta 4111 1111 1111 1111 y falló", "4111 1111 1111 1111", "CARD"),
     ("Card 5500-0000-0000-0004 was charged twice", "5500-0000-0000-0004", "CARD"),
@@ -109,6 +113,9 @@ NEGATIVES = [  # ordinary questions (numbers, prices, dates, postcodes, quantiti
     "El horario es de 9.00-14.00 y de 16:00 a 20:00",
     "¿Ofrecéis financiación de 1 500 000 pesos a 24 meses?",
     "Mi pedido número 1234567890123456 no ha llegado",  # 16 digits, fails Luhn: not a card
+    "Mi pedido 12345678 no llega y la factura 20240001234 tampoco",  # named order and invoice numbers
+    "order no. 123456789 and ref 0000123456",
+    "Me cobraron 12345678 € por error",  # an amount
     "My order 4111 1111 1111 1112 is late",  # grouped like a card, fails Luhn
     "Tengo el 12345678A pero no sé si es correcto",  # DNI shape, wrong control letter
     "La referencia X1234567A no aparece",  # NIE shape, wrong control letter
