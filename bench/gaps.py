@@ -9,6 +9,11 @@
   Cross-language merge recall = share of question ids whose es and en versions share a gap; pairwise
   precision over question ids (other questions on the same paragraph are the hard negatives).
 - PII: ``bench.pii.evaluate`` (presidio synth, MEDDOCAN, ordinary questions left unchanged).
+- BANKING77 references (not the product): what the embedder allows at all on the same utterances.
+  ``offline_ward_known_k``: Ward clustering of all of them at once, told the true number of
+  categories (an online merger sees one question at a time and knows neither). ``supervised``: a
+  softmax classifier fitted on labelled utterances (test: all of train.csv; dev: a random half of it,
+  scored on the other half) assigning categories; it needs the labels no backlog has.
 
     python -m bench gaps --split dev|test [--skip-banking]
 """
@@ -19,6 +24,8 @@ import json
 import random
 import time
 from collections import Counter
+
+import numpy as np
 
 from bench.datasets import data_root, split_of
 from bench.harness import cached_embedder, percentiles, scratch_settings
@@ -76,6 +83,32 @@ def banking(split: str, tenants: _Tenants) -> dict:
     return {"utterances": len(rows), **pairwise(predicted, [c for _, c in rows])}
 
 
+def banking_references(split: str, embedder) -> dict:
+    from scipy.cluster.hierarchy import fcluster, linkage
+
+    from core.variants import FitSettings, fit
+
+    def load(name: str) -> list[tuple[str, str]]:
+        with open(data_root() / "paraphrase/banking77" / name, encoding="utf-8", newline="") as f:
+            return [(r["text"], r["category"]) for r in csv.DictReader(f)]
+
+    train = load("train.csv")
+    random.Random(SEED).shuffle(train)
+    if split == "test":
+        fitted_on, scored = train, load("test.csv")
+    else:
+        fitted_on, scored = train[: len(train) // 2], train[len(train) // 2:]
+    categories = sorted({c for _, c in train})
+    weights, bias = fit(embedder.queries([t for t, _ in fitted_on]), np.array([categories.index(c) for _, c in fitted_on]),
+                        len(categories))
+    vectors = embedder.queries([t for t, _ in scored])
+    supervised = pairwise(list(((vectors * FitSettings().scale) @ weights + bias).argmax(axis=1)), [c for _, c in scored])
+    sample = scored[:3080]  # Ward is quadratic in memory: the test split's size
+    labels = fcluster(linkage(vectors[: len(sample)], "ward"), len({c for _, c in sample}), "maxclust")
+    return {"supervised": supervised, "offline_ward_known_k": {"utterances": len(sample),
+                                                                **pairwise(list(labels), [c for _, c in sample])}}
+
+
 def paws(split: str, tenants: _Tenants) -> dict:
     path = data_root() / "paraphrase/pawsx/dev-es.tsv"
     with open(path, encoding="utf-8", newline="") as f:
@@ -121,6 +154,7 @@ def run(split: str, skip_banking: bool = False, tuning: GapTuning | None = None)
     report["xquad_es_en"] = xquad(split, tenants)
     if not skip_banking:
         report["banking77"] = banking(split, tenants)
+        report["banking77_references"] = banking_references(split, tenants.backlog.embedder)
     report["record_latency"] = percentiles(tenants.latencies)
     report["merging_seconds"] = round(time.perf_counter() - started, 1)
     report["pii"] = pii_evaluate(split)
