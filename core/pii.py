@@ -17,7 +17,8 @@ a fixed placeholder, and whose ``entities`` name the kind of each replaced span 
                    any number written after an id keyword (DNI, NIE, CPF, passport, NHC…), even with
                    a wrong check digit: a mistyped id is still personal; and any bare run of 8–15
                    digits that is neither an amount nor named an order/reference/invoice number (a
-                   phone or account number written without separators or cue: 80027874, 13812345678)
+                   phone or account number written without separators or cue: 80027874, 13812345678;
+                   round numbers such as 10000000 are quantities)
     URL    <URL>   URLs whose path or query carries a query value, an e-mail, a 6+ digit number, a
                    random-looking token or a reset/verify/unsubscribe-style action; plain URLs such
                    as https://example.com/help are kept (they say what the question is about)
@@ -100,7 +101,7 @@ PHONE_SHAPE_RE = re.compile(
     r"(?<![\w+/.,-])(?:(?P<plus>\(?\+\s?(?:\d{1,3}|\(\d{1,3}\))\)?(?:\s?\(\d{1,4}\))?[\s.-]{0,2}\d)"
     r"|(?P<paren>\(\d{1,5}\)[\s./-]?\d)|\d)"
     r"\d*(?:(?:[ .-]|[ -]?/[ -]?)\d+){0,6}(?:\s?(?:x|ext\.?|ramal)\s?\d{1,5})?(?![\w/]|[.,-]\d)")
-LONG_NUMBER_RE = re.compile(r"(?<![\w+/.,-])\d{8,15}(?![\w/]|[.,-]\d)")
+LONG_NUMBER_RE = re.compile(r"(?<![\w+/.,-])\d{8,15}(?<!0000)(?![\w/]|[.,-]\d)")  # 25000000 is a quantity
 ORDER_CUE_RE = re.compile(r"(?i)\b(?:pedidos?|encomendas?|orders?|ref(?:erencias?|erences?)?|factura|fatura|invoice|"
                           r"ticket|tracking|seguimiento|rastreio|albar[aá]n|nota fiscal|n[ºo°])\.?(?: (?:n[ºo°]|number|"
                           r"n[uú]mero|no\.?))?\W{0,3}$")  # "pedido 12345678" names an order, not a person

@@ -116,6 +116,7 @@ NEGATIVES = [  # ordinary questions (numbers, prices, dates, postcodes, quantiti
     "Mi pedido 12345678 no llega y la factura 20240001234 tampoco",  # named order and invoice numbers
     "order no. 123456789 and ref 0000123456",
     "Me cobraron 12345678 € por error",  # an amount
+    "¿Puedo transferir 1000000 de una vez? ¿Y 25000000?",  # round numbers are quantities
     "My order 4111 1111 1111 1112 is late",  # grouped like a card, fails Luhn
     "Tengo el 12345678A pero no sé si es correcto",  # DNI shape, wrong control letter
     "La referencia X1234567A no aparece",  # NIE shape, wrong control letter
