@@ -43,7 +43,7 @@ def test_tenant_tables_are_only_touched_with_the_tenant_in_the_where_clause():
     tenant_tables = ("sources", "folders", "chunks", "read_log")
     checked = 0
     for path in (ROOT / "core").rglob("*.py"):
-        if path.name == "store.py":
+        if path.name in ("store.py", "migrations.py"):
             continue  # schema and migrations
         for statement in sql_strings(path):
             if not re.match(r"\s*(SELECT|UPDATE|DELETE|INSERT)\b", statement):

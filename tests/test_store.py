@@ -1,4 +1,5 @@
-from core.store import MIGRATIONS, Store
+from core.migrations import MIGRATIONS
+from core.store import Store
 
 
 def test_migrations_are_recorded_once_and_wal_is_on(tmp_path):
