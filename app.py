@@ -1,4 +1,4 @@
-"""Cobertura admin app: sign in, pick a tenant, and the pages your role may use (``app_pages/``).
+"""Cobertura admin app: sign in, pick a tenant, and the pages your role may use (``pages/``).
 
 (Not ``pages/``: a folder of that name beside this script switches Streamlit to its legacy file-based
 navigation, which would run a page without this script, its sign-in and its role gate.)
@@ -9,16 +9,16 @@ from __future__ import annotations
 
 import streamlit as st
 
-from app_pages import common
+from pages import common
 
 #: page file, title, icon, url path, roles that see it (admin sees everything)
 PAGES = [
-    ("app_pages/sources.py", "Sources", ":material/library_books:", "sources", {"editor", "qa"}),
-    ("app_pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
-    ("app_pages/inbox.py", "Inbox", ":material/inbox:", "inbox", {"editor"}),
-    ("app_pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
-    ("app_pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
-    ("app_pages/settings.py", "Settings", ":material/settings:", "settings", set()),
+    ("pages/sources.py", "Sources", ":material/library_books:", "sources", {"editor", "qa"}),
+    ("pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
+    ("pages/inbox.py", "Inbox", ":material/inbox:", "inbox", {"editor"}),
+    ("pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
+    ("pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
+    ("pages/settings.py", "Settings", ":material/settings:", "settings", set()),
 ]
 
 

@@ -6,7 +6,7 @@ import sys
 import uvicorn
 
 from api.app import create_app
-from core.config import ConfigError, load_settings
+from core.base.config import ConfigError, load_settings
 
 
 def main() -> int:

@@ -11,8 +11,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 
 from api.errors import ApiError, ErrorEnvelope
-from core import conversation as conversations
-from core.tenancy import AuthError, TenantContext, log_reader
+from core.channels import conversations
+from core.tenancy.context import AuthError, TenantContext, log_reader
 
 router = APIRouter()
 TurnStatus = Literal["answered", "abstained", "handoff", "clarify", "error"]

@@ -15,9 +15,9 @@ from api.ratelimit import RateLimiter
 from core.agent.factory import make_agent
 from core.agent.loop import Agent
 from core.agent.protocol import Provider
-from core.config import Settings, load_settings
+from core.base.config import Settings, load_settings
 from core.runtime import Runtime, open_runtime
-from core.tenancy import TenantContext, list_tenants, local_operator
+from core.tenancy.context import TenantContext, list_tenants, local_operator
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None,

@@ -19,11 +19,12 @@ from sse_starlette import EventSourceResponse
 from api.errors import ApiError, ErrorEnvelope
 from api.events import EVENTS, done_payload, turn_events
 from api.identity import client_address, visitor
-from core import conversation as conversations
-from core import handoff, tenant_settings
+from core.channels import conversations
+from core.channels import handoff
+from core.tenancy import settings as tenant_settings
 from core.agent.cancel import Cancelled, CancelToken
-from core.language import detect
-from core.tenancy import TenantContext
+from core.base.language import detect
+from core.tenancy.context import TenantContext
 
 log = logging.getLogger("api")
 router = APIRouter()

@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import Header, Request
 
 from api.errors import ApiError
-from core.site_keys import TokenError
-from core.tenancy import AuthError, TenantContext, visitor_context
+from core.tenancy.site_keys import TokenError
+from core.tenancy.context import AuthError, TenantContext, visitor_context
 
 
 def client_address(request: Request) -> str:

@@ -7,8 +7,8 @@ from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse
 
 from api.errors import ApiError
-from core import site_keys
-from core.tenancy import AuthError, local_operator
+from core.tenancy import site_keys
+from core.tenancy.context import AuthError, local_operator
 
 router = APIRouter()
 WIDGET_DIR = Path(__file__).resolve().parent / "widget"

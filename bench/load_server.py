@@ -192,14 +192,16 @@ def _timed(name: str, fn):
 def install_stages(rt) -> None:
     """Time the stages of a turn by wrapping core functions in this process (a benchmark probe: nothing in
     ``core`` changes). Nested stages overlap: ``turn`` holds everything, ``retrieval`` its parts."""
-    from core import conversation, pii, tenant_settings
+    from core.channels import conversations as conversation
+    from core.gaps import pii
+    from core.tenancy import settings as tenant_settings
     from core.agent import loop
     from core.agent.tools import Toolbox
-    from core.embeddings import CachedEmbedder
-    from core.gaps import Backlog
-    from core.index import Index
-    from core.retrieval import Retriever
-    from core.store import Store
+    from core.knowledge.embeddings import CachedEmbedder
+    from core.gaps.backlog import Backlog
+    from core.knowledge.training import Index
+    from core.knowledge.retrieval import Retriever
+    from core.base.store import Store
 
     ask = loop.Agent.ask
 
@@ -270,7 +272,7 @@ def process_stats() -> dict:
 
 def prepare(data_dir: Path, log=print) -> None:
     """Create and train the demo tenant in ``data_dir`` unless a finished earlier run left it there."""
-    from core.config import load_settings
+    from core.base.config import load_settings
     from core.demo import init_demo
     from core.runtime import open_runtime
 
@@ -290,10 +292,10 @@ def prepare(data_dir: Path, log=print) -> None:
 def build(data_dir: Path, users: int, ms_per_token: float, port: int, stages: bool = False):
     """The app (and its runtime) as the benchmark serves it."""
     from api.app import create_app
-    from core import site_keys
-    from core.config import load_settings
+    from core.tenancy import site_keys
+    from core.base.config import load_settings
     from core.runtime import open_runtime
-    from core.tenancy import local_operator
+    from core.tenancy.context import local_operator
 
     settings = load_settings({
         "COBERTURA_DATA_DIR": str(data_dir), "COBERTURA_API_HOST": "127.0.0.1", "COBERTURA_API_PORT": str(port),

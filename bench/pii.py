@@ -20,7 +20,7 @@ import sys
 import time
 
 from bench.datasets import data_root, load_retrieval, split_of
-from core.pii import mask
+from core.gaps.pii import mask
 
 SYNTH_TYPES = ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE", "IP_ADDRESS", "US_SSN", "PERSON")
 CORE_TYPES = ("EMAIL_ADDRESS", "PHONE_NUMBER", "CREDIT_CARD", "IBAN_CODE")

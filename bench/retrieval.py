@@ -11,11 +11,11 @@ import Stemmer
 
 from bench.datasets import RETRIEVAL_SETS, RetrievalSet, load_retrieval
 from bench.harness import cached_embedder, percentiles, scratch_settings
-from core import sources
-from core.language import fold
-from core.retrieval import Tuning
+from core.knowledge import sources
+from core.base.language import fold
+from core.knowledge.retrieval import Tuning
 from core.runtime import Runtime, open_runtime
-from core.tenancy import create_tenant, local_operator
+from core.tenancy.context import create_tenant, local_operator
 
 STEMMERS = {"es": "spanish", "pt": "portuguese", "en": "english"}
 

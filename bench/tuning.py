@@ -8,7 +8,7 @@ from dataclasses import replace
 from bench.datasets import RETRIEVAL_SETS, load_retrieval
 from bench.harness import cached_embedder
 from bench.retrieval import build_product, metrics
-from core.retrieval import Tuning, covers_all_terms, fuse, order_by_trust, select
+from core.knowledge.retrieval import Tuning, covers_all_terms, fuse, order_by_trust, select
 
 WIDE = Tuning(min_similarity=-1.0, relative_margin=10.0, max_chunks=60, max_chars=10**9, tie_margin=0.0, qa_close_similarity=2.0)
 

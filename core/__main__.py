@@ -7,12 +7,12 @@ import json
 import sys
 from pathlib import Path
 
-from core import sources as sources_mod
-from core.config import ConfigError
-from core.extract import ExtractionError
-from core.gaps import GapError
-from core.sources import SourceError
-from core.tenancy import AuthError, TenancyError, create_tenant, create_user, list_tenants, local_operator
+from core.knowledge import sources as sources_mod
+from core.base.config import ConfigError
+from core.knowledge.extract import ExtractionError
+from core.gaps.backlog import GapError
+from core.knowledge.sources import SourceError
+from core.tenancy.context import AuthError, TenancyError, create_tenant, create_user, list_tenants, local_operator
 
 
 def _print(data, as_json: bool, text: str) -> None:
@@ -66,7 +66,7 @@ def cmd_users(args) -> int:
 def cmd_ingest(args) -> int:
     from urllib.parse import urlsplit
 
-    from core.ingest import ImportReport, import_paths, import_url
+    from core.knowledge.ingest import ImportReport, import_paths, import_url
 
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
@@ -146,7 +146,7 @@ def cmd_search(args) -> int:
 
 def cmd_ask(args) -> int:
     from core.agent.factory import make_agent
-    from core.conversation import ConversationError
+    from core.channels.conversations import ConversationError
 
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
@@ -206,7 +206,7 @@ def cmd_read(args) -> int:
 
 
 def cmd_preview(args) -> int:
-    from core.index import chunk_source
+    from core.knowledge.training import chunk_source
 
     rt = _runtime()
     source = sources_mod.get(_ctx(rt, args.slug), rt.store, args.path)
@@ -243,7 +243,7 @@ def cmd_rm(args) -> int:
 
 def cmd_mv(args) -> int:
     rt = _runtime()
-    from core.relocation import move
+    from core.curation.relocation import move
 
     moved = move(_ctx(rt, args.slug), rt, args.old, args.new)
     follow = f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at it." if moved.gaps or moved.qa_cases else ""
@@ -334,10 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("description")
     p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
     p.add_argument("slug")
-    from core import gaps_cli
+    from core.gaps import cli as gaps_cli
 
     gaps_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
-    from core import qa_cli
+    from core.qa import cli as qa_cli
 
     qa_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     return parser

@@ -4,12 +4,13 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core import qa, site_keys, tenant_settings
-from core import sources as sources_mod
-from core.index import TrainReport
-from core.ingest import ImportReport, import_paths
+from core.qa import suites as qa
+from core.tenancy import site_keys, settings as tenant_settings
+from core.knowledge import sources as sources_mod
+from core.knowledge.training import TrainReport
+from core.knowledge.ingest import ImportReport, import_paths
 from core.runtime import Runtime
-from core.tenancy import create_tenant, list_tenants, local_operator
+from core.tenancy.context import create_tenant, list_tenants, local_operator
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 DEMO_SLUG = "demo"

@@ -3,14 +3,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from core.config import Settings, load_settings
-from core.embeddings import Embedder, make_embedder
-from core.gaps import Backlog
-from core.index import Index
-from core.knowledge import Knowledge
-from core.retrieval import Retriever, Tuning
-from core.store import Store
-from core.webhooks import Notifier
+from core.base.config import Settings, load_settings
+from core.knowledge.embeddings import Embedder, make_embedder
+from core.gaps.backlog import Backlog
+from core.knowledge.training import Index
+from core.knowledge.browse import Knowledge
+from core.knowledge.retrieval import Retriever, Tuning
+from core.base.store import Store
+from core.channels.webhooks import Notifier
 
 
 @dataclass

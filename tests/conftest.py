@@ -2,11 +2,11 @@ from __future__ import annotations
 
 import pytest
 
-from core import sources
-from core.config import load_settings
-from core.retrieval import Tuning
+from core.knowledge import sources
+from core.base.config import load_settings
+from core.knowledge.retrieval import Tuning
 from core.runtime import open_runtime
-from core.tenancy import create_tenant, local_operator
+from core.tenancy.context import create_tenant, local_operator
 from tests.fakes import HashEmbedder
 
 RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."
@@ -53,10 +53,10 @@ def environ(tmp_path):
 
 @pytest.fixture
 def runtime(environ, monkeypatch):
-    """The runtime the admin app opens (``app_pages.common.runtime``): a temp data dir, the hashing embedder."""
+    """The runtime the admin app opens (``pages.common.runtime``): a temp data dir, the hashing embedder."""
     import streamlit as st
 
-    from app_pages import common
+    from pages import common
 
     rt = open_runtime(load_settings(environ), embedder=HashEmbedder(), tuning=TEST_TUNING)
     monkeypatch.setattr(common, "open_runtime", lambda: rt)

@@ -7,7 +7,7 @@ from typing import Sequence
 
 import numpy as np
 
-from core.language import fold
+from core.base.language import fold
 
 
 class HashEmbedder:

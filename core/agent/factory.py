@@ -10,19 +10,19 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from core import tenant_settings
+from core.tenancy import settings as tenant_settings
 from core.agent import prompts
 from core.agent.loop import Agent
-from core.agent.offline import OfflineResponder
+from core.agent.providers.offline import OfflineResponder
 from core.agent.protocol import Message, Provider, Reply, ToolSpec
 from core.runtime import Runtime
-from core.tenancy import AuthError, TenantContext
+from core.tenancy.context import AuthError, TenantContext
 
 
 def make_provider(rt: Runtime, provider: str = "", model: str = "") -> Provider:
     """The process's provider chain, or (``provider`` given) that one provider with ``model`` ("" = its
     default from the environment); either way ending with the offline responder."""
-    from core.agent.providers import ProviderChain, build_provider
+    from core.agent.providers.chain import ProviderChain, build_provider
 
     configured = build_provider(tenant_settings.provider_settings(rt.settings, provider, model))
     offline = OfflineResponder()

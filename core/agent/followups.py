@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
-from core.language import fold
+from core.base.language import fold
 
 MAX_FOLLOWUPS = 3
 #: A suggested pair must be at most this far (cosine similarity) below the best hit of the search.

@@ -10,19 +10,19 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
-from core import conversation as conversations
-from core import handoff
-from core import sources as sources_mod
-from core import tenant_settings
+from core.channels import conversations
+from core.channels import handoff
+from core.knowledge import sources as sources_mod
+from core.tenancy import settings as tenant_settings
 from core.agent import prompts
 from core.agent.cancel import Cancelled, cancellable_call, never
 from core.agent.followups import followups
 from core.agent.protocol import Message, Provider, Reply, TransportError
 from core.agent.tools import Tool, Toolbox, TurnEvidence
-from core.grounding import Evidence, check, release
-from core.language import detect
+from core.grounding.gate import Evidence, check, release
+from core.base.language import detect
 from core.runtime import Runtime
-from core.tenancy import TenantContext
+from core.tenancy.context import TenantContext
 
 MAX_ROUNDS = 6
 DEFAULT_BUDGET_SECONDS = 60.0

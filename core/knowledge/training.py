@@ -1,0 +1,276 @@
+"""Training (K3): chunk, embed and index what changed since the last training, per tenant.
+
+Training is incremental by content hash, resumable and interruptible: sources are trained in small
+batches; each batch replaces the source's chunks in chromadb and whoosh (delete-then-add, idempotent)
+and only then marks the sources trained. A crash or a stop between those steps leaves the sources
+marked "changed", so the next training simply redoes them.
+"""
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from core.knowledge import sources as sources_mod
+from core.knowledge.chunking import chunk_qa, chunk_text
+from core.grounding.claims import sentences
+from core.base.config import Settings
+from core.knowledge.embeddings import Embedder
+from core.knowledge.keyword_index import KeywordDoc, KeywordIndex
+from core.knowledge.sources import Source
+from core.base.store import Store, utcnow
+from core.tenancy.context import TenantContext
+from core.knowledge.variants import Variants
+from core.knowledge.vector_index import VectorIndex
+
+Progress = Callable[[int, int, str], None]
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """One trained piece of a source, as stored and cited."""
+
+    id: str
+    source_id: int
+    ordinal: int
+    start: int
+    end: int
+    text: str
+    trained_at: str
+
+
+@dataclass
+class TrainReport:
+    trained: list[str] = field(default_factory=list)
+    removed_sources: int = 0
+    chunks: int = 0
+    embedded: int = 0
+    pending: int = 0
+    interrupted: bool = False
+    variant_groups: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict:
+        return {
+            "trained_sources": len(self.trained), "removed_sources": self.removed_sources, "chunks": self.chunks,
+            "embedded": self.embedded, "pending": self.pending, "interrupted": self.interrupted,
+            "variant_groups": self.variant_groups, "seconds": round(self.seconds, 2),
+        }
+
+
+def chunk_id(source_id: int, ordinal: int, text: str) -> str:
+    """Stable for the same text at the same place; a new id when the text changes."""
+    return hashlib.sha1(f"{source_id}:{ordinal}:{text}".encode("utf-8")).hexdigest()[:12]
+
+
+def chunk_source(source: Source) -> list[tuple[int, int, str]]:
+    """(start, end, text) of a source's chunks: Q&A pairs whole, other text by the chunker."""
+    spans = chunk_qa(source.title, source.content) if source.type == "qa" else chunk_text(source.content)
+    return [(s.start, s.end, s.text) for s in spans]
+
+
+def indexed_text(source: Source, text: str) -> str:
+    """What is embedded and keyword-indexed for a chunk: its source's title, then the chunk."""
+    return text if source.type == "qa" else f"{source.title}\n{text}"
+
+
+def sentence_texts(title: str, source_type: str, text: str) -> list[str]:
+    """What is embedded per sentence of a chunk (title, then the sentence), for sentence-level ranking: a
+    question usually asks about one sentence of a paragraph. None for a Q&A pair or a one-sentence chunk,
+    whose chunk vector already is that sentence's."""
+    if source_type == "qa":
+        return []
+    parts = sentences(text)
+    return [f"{title}\n{part}" for part in parts] if len(parts) > 1 else []
+
+
+def pack(vectors: np.ndarray) -> bytes:
+    return np.asarray(vectors, dtype=np.float16).tobytes()
+
+
+def unpack(blob: bytes, dim: int) -> np.ndarray:
+    return np.frombuffer(blob, dtype=np.float16).reshape(-1, dim).astype(np.float32)
+
+
+class Index:
+    """Both indexes of every tenant, plus the chunk table that ties them to sources."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        store: Store,
+        embedder: Embedder,
+        batch_sources: int = 64,
+        vectors: VectorIndex | None = None,
+        keywords: KeywordIndex | None = None,
+    ):
+        self.settings, self.store, self.embedder = settings, store, embedder
+        self.vectors = vectors or VectorIndex(settings, embedder)
+        self.keywords = keywords or KeywordIndex(settings.whoosh_dir)
+        self.variants = Variants(store, embedder)
+        self.batch_sources = batch_sources
+
+    # -- training -------------------------------------------------------------------------------
+    def train(
+        self,
+        ctx: TenantContext,
+        progress: Progress | None = None,
+        should_stop: Callable[[], bool] | None = None,
+        full: bool = False,
+    ) -> TrainReport:
+        """Index what changed (everything with ``full``, e.g. after changing the embedder); drop what
+        was deleted. Safe to interrupt and to run again."""
+        started = time.monotonic()
+        report = TrainReport()
+        all_sources = sources_mod.list_sources(ctx, self.store)
+        live = {s.id for s in all_sources}
+        indexed = {r["source_id"] for r in self.store.query("SELECT DISTINCT source_id FROM chunks WHERE tenant_id = ?", [ctx.tenant_id])}
+        orphans = sorted(indexed - live)
+        if orphans:
+            self.forget(ctx, orphans)
+            report.removed_sources = len(orphans)
+        if full:  # start both indexes afresh: vectors of another embedder may not even share its dimension
+            self.vectors.drop(ctx.tenant_id)
+            self.keywords.drop(ctx.tenant_id)
+            with self.store.write() as db:
+                db.execute("UPDATE sources SET trained_hash = NULL WHERE tenant_id = ?", [ctx.tenant_id])
+            all_sources = sources_mod.list_sources(ctx, self.store)
+        changed = [s for s in all_sources if s.changed]
+        total = len(changed)
+        if progress:
+            progress(0, total, "")
+        misses_before = getattr(self.embedder, "misses", 0)
+        done = 0
+        for i in range(0, total, self.batch_sources):
+            if should_stop and should_stop():
+                report.interrupted = True
+                break
+            batch = changed[i : i + self.batch_sources]
+            report.chunks += self._train_batch(ctx, batch)
+            report.trained += [s.path for s in batch]
+            done += len(batch)
+            if progress:
+                progress(done, total, batch[-1].path)
+        if done:
+            self.keywords.optimize(ctx.tenant_id)
+        if not report.interrupted:
+            self._fill_sentence_vectors(ctx, should_stop)
+        report.pending = total - done
+        if not report.pending:  # the Q&A pairs as trained now: refit the variant model if they changed
+            report.variant_groups = self.variants.refresh(ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
+        report.embedded = getattr(self.embedder, "misses", 0) - misses_before
+        report.seconds = time.monotonic() - started
+        return report
+
+    def _train_batch(self, ctx: TenantContext, batch: list[Source]) -> int:
+        now = utcnow()
+        rows, docs, ids, texts, metas, per_chunk = [], [], [], [], [], []
+        for source in batch:
+            for ordinal, (start, end, text) in enumerate(chunk_source(source)):
+                cid = chunk_id(source.id, ordinal, text)
+                body = indexed_text(source, text)
+                rows.append([ctx.tenant_id, cid, source.id, ordinal, start, end, text, now])
+                docs.append(KeywordDoc(cid, source.id, source.language, source.path, body))
+                ids.append(cid)
+                texts.append(body)
+                metas.append({"source_id": source.id, "ordinal": ordinal})
+                per_chunk.append(sentence_texts(source.title, source.type, text))
+        flat = [t for group in per_chunk for t in group]
+        embedded = self.embedder.passages(texts + flat)  # one call: the model batches chunks and sentences alike
+        vectors, sentence_vectors = embedded[: len(texts)], embedded[len(texts):]
+        at = 0
+        for row, group in zip(rows, per_chunk):
+            row.append(pack(sentence_vectors[at: at + len(group)]))
+            at += len(group)
+        source_ids = [s.id for s in batch]
+        self.vectors.replace(ctx.tenant_id, source_ids, ids, vectors, metas)
+        self.keywords.replace(ctx.tenant_id, source_ids, docs)
+        with self.store.write() as db:
+            marks = ",".join("?" * len(source_ids))
+            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
+            db.conn.executemany(
+                "INSERT INTO chunks (tenant_id, id, source_id, ordinal, start, end, text, trained_at, sentence_vectors) "
+                "VALUES (?,?,?,?,?,?,?,?,?)",
+                rows,
+            )
+            for source in batch:
+                # only if nobody edited it meanwhile: an edit during training stays "changed"
+                db.execute(
+                    "UPDATE sources SET trained_at = ?, trained_hash = content_hash, trained_title = title, "
+                    "trained_content = content WHERE tenant_id = ? AND id = ? AND content_hash = ?",
+                    [now, ctx.tenant_id, source.id, source.content_hash],
+                )
+        return len(rows)
+
+    def _fill_sentence_vectors(self, ctx: TenantContext, should_stop: Callable[[], bool] | None) -> None:
+        """Chunks trained before sentence vectors existed get them (once; in batches, interruptible)."""
+        while not (should_stop and should_stop()):
+            rows = self.store.query(
+                "SELECT c.id, c.text, s.title, s.type FROM chunks c JOIN sources s ON s.tenant_id = c.tenant_id AND s.id = c.source_id "
+                "WHERE c.tenant_id = ? AND c.sentence_vectors IS NULL LIMIT 256", [ctx.tenant_id])
+            if not rows:
+                return
+            groups = [sentence_texts(r["title"], r["type"], r["text"]) for r in rows]
+            vectors = self.embedder.passages([t for g in groups for t in g])
+            at, updates = 0, []
+            for row, group in zip(rows, groups):
+                updates.append((pack(vectors[at: at + len(group)]), ctx.tenant_id, row["id"]))
+                at += len(group)
+            with self.store.write() as db:
+                db.conn.executemany("UPDATE chunks SET sentence_vectors = ? WHERE tenant_id = ? AND id = ?", updates)
+
+    def sentence_similarities(self, ctx: TenantContext, vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
+        """For each chunk that has sentence vectors: its best sentence's cosine similarity to the query vector."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self.store.query(
+            f"SELECT id, sentence_vectors FROM chunks WHERE tenant_id = ? AND id IN ({marks}) AND length(sentence_vectors) > 0",
+            [ctx.tenant_id, *chunk_ids],
+        )
+        query = np.asarray(vector, dtype=np.float32)
+        return {r["id"]: float((unpack(r["sentence_vectors"], query.shape[0]) @ query).max()) for r in rows}
+
+    def forget(self, ctx: TenantContext, source_ids: list[int]) -> None:
+        """Remove sources' chunks from both indexes and the chunk table."""
+        if not source_ids:
+            return
+        self.vectors.replace(ctx.tenant_id, source_ids, [], self.embedder.passages([]), [])
+        self.keywords.replace(ctx.tenant_id, source_ids, [])
+        with self.store.write() as db:
+            marks = ",".join("?" * len(source_ids))
+            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
+
+    # -- reading chunks ---------------------------------------------------------------------------
+    def chunks(self, ctx: TenantContext, chunk_ids: list[str]) -> dict[str, Chunk]:
+        """Trained chunks of this tenant by id (foreign or unknown ids are absent)."""
+        if not chunk_ids:
+            return {}
+        marks = ",".join("?" * len(chunk_ids))
+        rows = self.store.query(
+            f"SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks WHERE tenant_id = ? AND id IN ({marks})",
+            [ctx.tenant_id, *chunk_ids],
+        )
+        return {r["id"]: Chunk(**r) for r in rows}
+
+    def chunks_of(self, ctx: TenantContext, source_id: int) -> list[Chunk]:
+        """A source's trained chunks in order."""
+        rows = self.store.query(
+            "SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks WHERE tenant_id = ? AND source_id = ? ORDER BY ordinal",
+            [ctx.tenant_id, source_id],
+        )
+        return [Chunk(**r) for r in rows]
+
+    def status(self, ctx: TenantContext) -> dict:
+        """Counts for a tenant: sources, changed, chunks in each store."""
+        srcs = sources_mod.list_sources(ctx, self.store)
+        return {
+            "sources": len(srcs),
+            "changed": sum(1 for s in srcs if s.changed),
+            "chunks": self.store.query("SELECT COUNT(*) AS n FROM chunks WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"],
+            "vectors": self.vectors.count(ctx.tenant_id),
+            "keyword_docs": self.keywords.count(ctx.tenant_id),
+        }

@@ -1,0 +1,215 @@
+"""QA suite runs (Q2): each case asked as a rehearsal, the results stored, and the diff against the last run.
+
+A run never records a conversation, a gap or a handoff (see ``Agent.ask(rehearsal=...)``)."""
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Callable
+
+from core.qa.suites import Case, QaError, describe, evaluate, list_cases, require_suite
+from core.base.store import Store, utcnow
+from core.tenancy.context import TenantContext
+
+@dataclass
+class CaseResult:
+    case_id: int
+    position: int
+    case: dict  # the case as it was when it ran (its JSONL line)
+    status: str  # the agent's status on the last question
+    passed: bool
+    detail: str  # why it failed ("" when it passed)
+    answer: str
+    citations: list[dict] = field(default_factory=list)  # [{id, path}]
+    steps: list[dict] = field(default_factory=list)  # the prefix turns: [{question, status}]
+    latency_ms: int = 0
+
+    @property
+    def paths(self) -> list[str]:
+        return list(dict.fromkeys(c["path"] for c in self.citations))
+
+    @property
+    def chunk_ids(self) -> list[str]:
+        return [c["id"] for c in self.citations]
+
+    def as_dict(self) -> dict:
+        return {**asdict(self), "paths": self.paths, "chunk_ids": self.chunk_ids, "expectation": describe(self.case)}
+
+
+@dataclass
+class Run:
+    id: int
+    suite_id: int
+    suite: str
+    started_at: str
+    finished_at: str
+    actor: str
+    provider: str
+    total: int
+    passed: int
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def pass_rate(self) -> float | None:
+        return self.passed / self.total if self.total else None
+
+    @property
+    def failed(self) -> list[CaseResult]:
+        return [r for r in self.results if not r.passed]
+
+    def as_dict(self) -> dict:
+        return {"id": self.id, "suite_id": self.suite_id, "suite": self.suite, "started_at": self.started_at,
+                "finished_at": self.finished_at, "actor": self.actor, "provider": self.provider, "total": self.total,
+                "passed": self.passed, "pass_rate": self.pass_rate, "results": [r.as_dict() for r in self.results]}
+
+
+@dataclass
+class RunDiff:
+    """What changed between a run and an earlier run of the same suite (cases matched by id)."""
+
+    run_id: int
+    previous_id: int | None
+    changed: list[dict] = field(default_factory=list)  # pass/fail flipped: {case_id, question, before, after}
+    cited: list[dict] = field(default_factory=list)  # cited chunk ids changed: {case_id, question, before, after, added, removed}
+    new: list[dict] = field(default_factory=list)  # cases the earlier run did not have: {case_id, question, passed}
+    gone: list[dict] = field(default_factory=list)  # cases of the earlier run that are no longer in the suite
+
+    @property
+    def empty(self) -> bool:
+        return not (self.changed or self.cited or self.new or self.gone)
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+
+# -- runs --------------------------------------------------------------------------------------------------
+def run_case(ctx: TenantContext, agent, case: Case) -> CaseResult:
+    """Ask a case (its prefix, then its question) in one rehearsal conversation and judge the last answer.
+
+    Nothing is written: the rehearsal keeps the conversation in memory (see ``core.agent.loop.Rehearsal``)."""
+    from core.agent.loop import Rehearsal
+
+    rehearsal = Rehearsal(channel=case.channel)
+    steps = []
+    for message in case.prefix:
+        turn = agent.ask(ctx, message, channel=case.channel, rehearsal=rehearsal)
+        steps.append({"question": message, "status": turn.status})
+    started = time.monotonic()
+    final = agent.ask(ctx, case.question, channel=case.channel, rehearsal=rehearsal)
+    latency = final.trace.get("latency_ms")
+    citations = [{"id": c["id"], "path": c["path"]} for c in final.citations]
+    passed, detail = evaluate(case, final.status, citations, final.trace)
+    return CaseResult(case.id, case.position, case.line(), final.status, passed, detail, final.answer, citations, steps,
+                      int(latency if latency is not None else (time.monotonic() - started) * 1000))
+
+
+def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
+              progress: Callable[[int, int, CaseResult], None] | None = None) -> Run:
+    """Run every case of a suite and store the run; ``progress(done, total, result)`` after each case.
+
+    The agent defaults to the tenant's (``make_agent(rt, ctx=ctx)``: its settings and provider chain)."""
+    suite = require_suite(ctx, rt.store, suite_id)
+    todo = list_cases(ctx, rt.store, suite.id)
+    if not todo:
+        raise QaError(f"Suite '{suite.name}' has no cases yet; add some or import a JSONL file.")
+    if agent is None:
+        from core.agent.factory import make_agent
+
+        agent = make_agent(rt, ctx=ctx)
+    started = utcnow()
+    results: list[CaseResult] = []
+    providers: dict[str, None] = {}
+    for n, case in enumerate(todo, start=1):
+        result = run_case(ctx, agent, case)
+        results.append(result)
+        provider = getattr(agent.provider, "name", "")
+        providers.setdefault(provider, None)
+        if progress is not None:
+            progress(n, len(todo), result)
+    passed = sum(r.passed for r in results)
+    with rt.store.write() as db:
+        require_suite(ctx, rt.store, suite.id)  # not deleted meanwhile
+        run_id = db.execute(
+            "INSERT INTO qa_runs (tenant_id, suite_id, started_at, finished_at, actor, provider, total, passed) "
+            "VALUES (?,?,?,?,?,?,?,?)",
+            [ctx.tenant_id, suite.id, started, utcnow(), ctx.actor, ", ".join(p for p in providers if p), len(results), passed],
+        ).lastrowid
+        for r in results:
+            db.execute(
+                "INSERT INTO qa_results (tenant_id, run_id, case_id, position, snapshot, status, passed, detail, answer, "
+                "citations, steps, latency_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                [ctx.tenant_id, run_id, r.case_id, r.position, json.dumps(r.case, ensure_ascii=False), r.status,
+                 int(r.passed), r.detail, r.answer, json.dumps(r.citations, ensure_ascii=False),
+                 json.dumps(r.steps, ensure_ascii=False), r.latency_ms],
+            )
+    return get_run(ctx, rt.store, run_id)
+
+
+_RUN_SQL = ("SELECT r.id, r.suite_id, s.name AS suite, r.started_at, r.finished_at, r.actor, r.provider, r.total, r.passed "
+            "FROM qa_runs r JOIN qa_suites s ON s.tenant_id = r.tenant_id AND s.id = r.suite_id WHERE r.tenant_id = ?")
+
+
+def get_run(ctx: TenantContext, store: Store, run_id: int) -> Run:
+    """A run with its results (an unknown or foreign run raises like a missing one)."""
+    rows = store.query(f"{_RUN_SQL} AND r.id = ?", [ctx.tenant_id, run_id])
+    if not rows:
+        raise QaError(f"No QA run #{run_id} in '{ctx.tenant_slug}'.")
+    run = Run(**rows[0])
+    for row in store.query(
+            "SELECT case_id, position, snapshot, status, passed, detail, answer, citations, steps, latency_ms "
+            "FROM qa_results WHERE tenant_id = ? AND run_id = ? ORDER BY position, id", [ctx.tenant_id, run.id]):
+        run.results.append(CaseResult(row["case_id"], row["position"], json.loads(row["snapshot"]), row["status"],
+                                      bool(row["passed"]), row["detail"], row["answer"], json.loads(row["citations"]),
+                                      json.loads(row["steps"]), row["latency_ms"]))
+    return run
+
+
+def list_runs(ctx: TenantContext, store: Store, suite_id: int | str, limit: int = 20) -> list[Run]:
+    """The suite's latest runs, newest first (without their results)."""
+    suite = require_suite(ctx, store, suite_id)
+    rows = store.query(f"{_RUN_SQL} AND r.suite_id = ? ORDER BY r.id DESC LIMIT ?", [ctx.tenant_id, suite.id, limit])
+    return [Run(**row) for row in rows]
+
+
+def previous_run_id(ctx: TenantContext, store: Store, run_id: int) -> int | None:
+    """The run of the same suite just before ``run_id``, if any."""
+    run = get_run(ctx, store, run_id)
+    rows = store.query("SELECT MAX(id) AS id FROM qa_runs WHERE tenant_id = ? AND suite_id = ? AND id < ?",
+                       [ctx.tenant_id, run.suite_id, run.id])
+    return rows[0]["id"] if rows and rows[0]["id"] else None
+
+
+def diff_runs(ctx: TenantContext, store: Store, run_id: int, previous_id: int | None = None) -> RunDiff:
+    """Compare a run with an earlier run of its suite (default: the one just before it). Cases are matched by
+    id: which flipped between pass and fail, which now cite other chunks, which are new or gone."""
+    run = get_run(ctx, store, run_id)
+    previous_id = previous_id if previous_id is not None else previous_run_id(ctx, store, run.id)
+    diff = RunDiff(run.id, previous_id)
+    if previous_id is None:
+        return diff
+    before = get_run(ctx, store, previous_id)
+    if before.suite_id != run.suite_id:
+        raise QaError(f"Run #{previous_id} belongs to another suite; compare runs of the same suite.")
+    old = {r.case_id: r for r in before.results}
+    new = {r.case_id: r for r in run.results}
+    for case_id, now in new.items():
+        was = old.get(case_id)
+        question = now.case["question"]
+        if was is None:
+            diff.new.append({"case_id": case_id, "question": question, "passed": now.passed})
+            continue
+        if was.passed != now.passed:
+            diff.changed.append({"case_id": case_id, "question": question, "before": was.passed, "after": now.passed,
+                                 "detail": now.detail})
+        if set(was.chunk_ids) != set(now.chunk_ids):
+            paths = {c["id"]: c["path"] for c in was.citations + now.citations}
+            added = [i for i in now.chunk_ids if i not in was.chunk_ids]
+            removed = [i for i in was.chunk_ids if i not in now.chunk_ids]
+            diff.cited.append({"case_id": case_id, "question": question, "before": was.chunk_ids, "after": now.chunk_ids,
+                               "added": [{"id": i, "path": paths[i]} for i in added],
+                               "removed": [{"id": i, "path": paths[i]} for i in removed]})
+    diff.gone = [{"case_id": case_id, "question": was.case["question"], "passed": was.passed}
+                 for case_id, was in old.items() if case_id not in new]
+    return diff

@@ -1,0 +1,344 @@
+"""QA suites (Q2): saved cases with what the agent must do (answer citing a source, abstain, hand off,
+propose a card), a run with a progress bar, the pass rate, why each case failed, the diff against the
+previous run, and JSONL import/export.
+
+Runs are rehearsals: the agent answers each case in an in-memory conversation, so nothing reaches the
+conversation log, the gap backlog or the handoff queue. Changing suites needs the qa role (or admin);
+anyone in the tenant can run them and read the results.
+"""
+from __future__ import annotations
+
+import pandas as pd
+import streamlit as st
+
+from core.qa import suites as qa, runs as qa_runs
+from core.channels.conversations import CHANNELS, SUPPORT_CHANNELS, ConversationError
+from core.runtime import Runtime
+from core.tenancy.context import AuthError, TenantContext
+from pages import common
+from pages.display import stamp
+
+#: Errors whose message is written for the user: shown as is, never as a traceback.
+USER_ERRORS = (qa.QaError, AuthError, ConversationError)
+EXPECT_LABELS = {"answered": "answered (optionally citing a source)", "abstains": "abstains",
+                 "handoff": "hands off to a person", "card": "proposes a card (not built yet)"}
+MARK = {"PASS": "color: #188038; font-weight: bold", "FAIL": "color: #d93025; font-weight: bold"}
+FLASH = "qa_flash"
+NEW = 0  # the case selector's "new case" entry
+
+
+_flash = common.Flash(FLASH)
+flash, show_flash = _flash.set, _flash.show
+
+
+def percent(rate: float | None) -> str:
+    return "—" if rate is None else f"{rate:.0%}"
+
+
+
+
+# -- suites ---------------------------------------------------------------------------------------------------
+def create_form(rt: Runtime, ctx: TenantContext, can_edit: bool) -> None:
+    with st.form("qa_new_suite", clear_on_submit=True, border=False):
+        row = st.columns([3, 1], vertical_alignment="bottom")
+        name = row[0].text_input("New suite", key="qa_new_suite_name", placeholder="e.g. smoke, returns, before release",
+                                 disabled=not can_edit)
+        submitted = row[1].form_submit_button("Create suite", icon=":material/add:", key="qa_create",
+                                              disabled=not can_edit, width="stretch")
+    if submitted:
+        try:
+            suite = qa.create_suite(ctx, rt.store, name)
+        except USER_ERRORS as exc:
+            st.error(str(exc))
+            return
+        st.session_state["qa_suite"] = suite.id
+        flash("success", f"Suite '{suite.name}' created: add cases or import a JSONL file.")
+        st.rerun()
+
+
+def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool) -> None:
+    left, right = st.columns(2, gap="large")
+    with left:
+        st.text_input("Name", value=suite.name, key=f"qa_rename_{suite.id}", disabled=not can_edit)
+        if st.button("Rename", key=f"qa_do_rename_{suite.id}", disabled=not can_edit):
+            try:
+                renamed = qa.rename_suite(ctx, rt.store, suite.id, st.session_state[f"qa_rename_{suite.id}"])
+            except USER_ERRORS as exc:
+                st.error(str(exc))
+            else:
+                flash("success", f"Suite renamed to '{renamed.name}'.")
+                st.rerun()
+    with right:
+        confirm = st.checkbox(f"Delete '{suite.name}' with its {suite.cases} case(s) and every run",
+                              key=f"qa_confirm_delete_{suite.id}", disabled=not can_edit)
+        if st.button("Delete suite", icon=":material/delete:", key=f"qa_delete_{suite.id}",
+                     disabled=not (can_edit and confirm)):
+            try:
+                qa.delete_suite(ctx, rt.store, suite.id)
+            except USER_ERRORS as exc:
+                st.error(str(exc))
+            else:
+                st.session_state.pop("qa_suite", None)
+                flash("success", f"Suite '{suite.name}' deleted.")
+                st.rerun()
+
+
+# -- cases ------------------------------------------------------------------------------------------------------
+def cases_table(cases: list[qa.Case]) -> None:
+    frame = pd.DataFrame({
+        "#": [c.id for c in cases],
+        "Question": [c.question for c in cases],
+        "Earlier messages": [" → ".join(c.prefix) for c in cases],
+        "Channel": [c.channel for c in cases],
+        "Expectation": [c.expectation for c in cases],
+        "Note": [c.note for c in cases],
+    })
+    st.dataframe(frame, hide_index=True, key="qa_cases_table", height=min(38 + 35 * len(cases), 420),
+                 column_config={"#": st.column_config.NumberColumn(width=50, format="%d"),
+                                "Question": st.column_config.TextColumn(width="large"),
+                                "Earlier messages": st.column_config.TextColumn(width="medium"),
+                                "Channel": st.column_config.TextColumn(width="small")})
+
+
+def case_form(rt: Runtime, ctx: TenantContext, suite: qa.Suite, case: qa.Case | None, can_edit: bool) -> None:
+    """One form for a new case (``case`` None) or for editing one; keys carry the case so values refill."""
+    ref = case.id if case else f"new_{suite.id}"
+    with st.form(f"qa_case_form_{ref}"):
+        question = st.text_area("Question", value=case.question if case else "", key=f"qa_question_{ref}", height=80,
+                                placeholder="¿Cuánto tarda un envío a Canarias?")
+        prefix = st.text_area("Earlier messages of the conversation (one per line, optional)", key=f"qa_prefix_{ref}",
+                              value="\n".join(case.prefix) if case else "", height=80,
+                              help="Asked first, in the same conversation: a follow-up is rewritten from them, and an "
+                                   "uncovered one counts toward the handoff rule.")
+        row = st.columns(2)
+        channel = row[0].selectbox("Channel", CHANNELS, key=f"qa_channel_{ref}",
+                                   index=CHANNELS.index(case.channel) if case else 0,
+                                   help=f"The second uncovered question hands off only in {', '.join(SUPPORT_CHANNELS)}.")
+        expect = row[1].selectbox("The agent must", qa.EXPECTATIONS, key=f"qa_expect_{ref}",
+                                  index=qa.EXPECTATIONS.index(case.expect) if case else 0,
+                                  format_func=lambda e: EXPECT_LABELS[e])
+        row = st.columns(2)
+        cite = row[0].text_input("Cite (with 'answered'): a source path or a folder", key=f"qa_cite_{ref}",
+                                 value=case.cite if case else "", placeholder="politicas/envios")
+        card = row[1].text_input("Card (with 'proposes a card')", key=f"qa_card_{ref}", value=case.card if case else "")
+        note = st.text_input("Note (why this case matters)", key=f"qa_note_{ref}", value=case.note if case else "")
+        buttons = st.columns([1, 1, 3])
+        save = buttons[0].form_submit_button("Save changes" if case else "Add case", type="primary",
+                                             key=f"qa_save_{ref}", disabled=not can_edit)
+        delete = buttons[1].form_submit_button("Delete case", key=f"qa_delete_case_{ref}",
+                                               disabled=not can_edit) if case else False
+    fields = {"prefix": [m for m in prefix.splitlines() if m.strip()], "channel": channel, "expect": expect,
+              "cite": cite if expect == "answered" else "", "card": card if expect == "card" else "", "note": note}
+    try:
+        if save and case:
+            qa.edit_case(ctx, rt.store, case.id, question, **fields)
+            flash("success", f"Case #{case.id} saved.")
+        elif save:
+            added = qa.add_case(ctx, rt.store, suite.id, question, **fields)
+            for name in ("question", "prefix", "cite", "card", "note"):  # a fresh form; channel and expectation stay
+                st.session_state.pop(f"qa_{name}_{ref}", None)
+            flash("success", f"Case #{added.id} added: {added.expectation}.")
+        elif delete:
+            qa.delete_case(ctx, rt.store, case.id)
+            st.session_state.pop(f"qa_case_{suite.id}", None)
+            flash("success", f"Case #{case.id} deleted (its past results stay with their runs).")
+        else:
+            return
+    except USER_ERRORS as exc:
+        st.error(str(exc))
+        return
+    st.rerun()
+
+
+def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, cases: list[qa.Case], can_edit: bool) -> None:
+    if cases:
+        cases_table(cases)
+    else:
+        st.info("This suite has no cases yet: add one below, or import a JSONL file.", icon=":material/checklist:")
+    by_id = {c.id: c for c in cases}
+    key = f"qa_case_{suite.id}"
+    if st.session_state.get(key) not in (NEW, *by_id):
+        st.session_state[key] = NEW
+    chosen = st.selectbox("Case", [NEW, *by_id], key=key,
+                          format_func=lambda i: "➕ New case" if i == NEW else f"#{i} · {by_id[i].question[:80]}")
+    case_form(rt, ctx, suite, by_id.get(chosen), can_edit)
+
+
+# -- import / export -------------------------------------------------------------------------------------------
+def import_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool) -> None:
+    st.caption('One case per line: `{"question": "¿Puedo pagar a plazos?", "expect": "answered", "cite": "faq"}`. '
+               f"Fields: {', '.join(qa.FIELDS)}; expect is one of {', '.join(qa.EXPECTATIONS)}. "
+               "A bad line imports nothing; a case already in the suite is skipped.")
+    left, right = st.columns([3, 1], gap="large")
+    with left:
+        upload = st.file_uploader("JSONL file", type=["jsonl", "json", "txt"], key=f"qa_upload_{suite.id}",
+                                  disabled=not can_edit)
+        pasted = st.text_area("…or paste JSONL", key=f"qa_paste_{suite.id}", height=120, disabled=not can_edit)
+        replace = st.checkbox("Replace the suite's cases (past runs stay)", key=f"qa_replace_{suite.id}",
+                              disabled=not can_edit)
+        if st.button("Import", icon=":material/upload:", key=f"qa_import_{suite.id}", disabled=not can_edit):
+            try:
+                text = upload.getvalue().decode("utf-8") if upload else pasted
+                if not text.strip():
+                    raise qa.QaError("Choose a JSONL file or paste its lines first.")
+                report = qa.import_jsonl(ctx, rt.store, suite.id, text, replace=replace, create=False)
+            except UnicodeDecodeError:
+                st.error("The file is not UTF-8 text; save it as UTF-8 JSONL and upload it again.")
+            except USER_ERRORS as exc:
+                st.error(str(exc))
+            else:
+                st.session_state.pop(f"qa_paste_{suite.id}", None)
+                flash("success", f"Imported {report.added} case(s)"
+                      + (f", skipped {report.skipped} already in the suite" if report.skipped else "")
+                      + (f", replaced {report.removed}" if report.removed else "") + ".")
+                st.rerun()
+    with right:
+        st.download_button("Export JSONL", data=lambda: qa.export_jsonl(ctx, rt.store, suite.id), key=f"qa_export_{suite.id}",
+                           file_name=f"qa-{ctx.tenant_slug}-{suite.name}.jsonl", mime="application/jsonl",
+                           icon=":material/download:", on_click="ignore", width="stretch", disabled=not suite.cases)
+        st.caption(f"Run it in CI: `python -m core qa run {ctx.tenant_slug} \"{suite.name}\"` (exit 1 when a case fails).")
+
+
+# -- runs -------------------------------------------------------------------------------------------------------
+def run_now(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
+    bar = st.progress(0.0, text=f"Running {suite.cases} case(s)…")
+
+    def progress(done: int, total: int, result: qa_runs.CaseResult) -> None:
+        bar.progress(done / total, text=f"Case {done}/{total}: {result.case['question'][:70]}")
+
+    try:
+        run = qa_runs.run_suite(ctx, rt, suite.id, progress=progress)
+    except USER_ERRORS as exc:
+        bar.empty()
+        st.error(str(exc))
+        return
+    bar.empty()
+    st.session_state[f"qa_run_{suite.id}"] = run.id
+
+
+def results_table(run: qa_runs.Run) -> None:
+    frame = pd.DataFrame({
+        "Result": ["PASS" if r.passed else "FAIL" for r in run.results],
+        "#": [r.case_id for r in run.results],
+        "Question": [r.case["question"] for r in run.results],
+        "Channel": [r.case.get("channel", "web") for r in run.results],
+        "Expected": [qa.describe(r.case) for r in run.results],
+        "Got": [r.status for r in run.results],
+        "Cited": [", ".join(r.paths) for r in run.results],
+        "Why it failed": [r.detail for r in run.results],
+        "Latency (ms)": [r.latency_ms for r in run.results],
+    })
+    st.dataframe(frame.style.map(lambda v: MARK.get(v, ""), subset=["Result"]), hide_index=True,
+                 key=f"qa_results_{run.id}", height=min(38 + 35 * len(run.results), 460),
+                 column_config={"#": st.column_config.NumberColumn(width=50, format="%d"),
+                                "Question": st.column_config.TextColumn(width="large"),
+                                "Why it failed": st.column_config.TextColumn(width="large")})
+
+
+def diff_view(rt: Runtime, ctx: TenantContext, run: qa_runs.Run) -> None:
+    diff = qa_runs.diff_runs(ctx, rt.store, run.id)
+    if diff.previous_id is None:
+        st.caption("The first run of this suite: the next run is compared with it.")
+        return
+    st.markdown(f"##### Compared with run #{diff.previous_id}")
+    if diff.empty:
+        st.success("No case changed between pass and fail, and every case cites the same chunks.")
+        return
+    if diff.changed:
+        st.dataframe(pd.DataFrame({
+            "#": [c["case_id"] for c in diff.changed],
+            "Question": [c["question"] for c in diff.changed],
+            "Change": ["FAIL → PASS" if c["after"] else "PASS → FAIL" for c in diff.changed],
+            "Why it fails now": [c["detail"] for c in diff.changed],
+        }), hide_index=True, key=f"qa_diff_changed_{run.id}")
+    if diff.cited:
+        st.dataframe(pd.DataFrame({
+            "#": [c["case_id"] for c in diff.cited],
+            "Question": [c["question"] for c in diff.cited],
+            "Now also cites": [", ".join(f"{x['id']} ({x['path']})" for x in c["added"]) for c in diff.cited],
+            "No longer cites": [", ".join(f"{x['id']} ({x['path']})" for x in c["removed"]) for c in diff.cited],
+        }), hide_index=True, key=f"qa_diff_cited_{run.id}")
+    notes = [f"new case #{c['case_id']} ({'pass' if c['passed'] else 'fail'})" for c in diff.new]
+    notes += [f"case #{c['case_id']} is no longer in the suite" for c in diff.gone]
+    if notes:
+        st.caption(" · ".join(notes))
+
+
+def run_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
+    row = st.columns([1, 3], vertical_alignment="center")
+    if row[0].button("Run suite", icon=":material/play_arrow:", type="primary", key=f"qa_run_now_{suite.id}",
+                     disabled=not suite.cases, width="stretch"):
+        run_now(rt, ctx, suite)
+    row[1].caption("Each case is asked as a rehearsal: an in-memory conversation that leaves no conversation, "
+                   "gap or handoff behind.")
+    runs = qa_runs.list_runs(ctx, rt.store, suite.id)
+    if not runs:
+        st.info("Not run yet." if suite.cases else "Add cases first.")
+        return
+    by_id = {r.id: r for r in runs}
+    key = f"qa_run_{suite.id}"
+    if st.session_state.get(key) not in by_id:
+        st.session_state[key] = runs[0].id
+    chosen = st.selectbox("Run", list(by_id), key=key, format_func=lambda i: (
+        f"#{i} · {stamp(by_id[i].finished_at)} · {by_id[i].passed}/{by_id[i].total} passed · by {by_id[i].actor}"))
+    run = qa_runs.get_run(ctx, rt.store, chosen)
+    previous = qa_runs.previous_run_id(ctx, rt.store, run.id)
+    before = qa_runs.get_run(ctx, rt.store, previous) if previous else None
+    cols = st.columns(4)
+    delta = None
+    if before is not None and run.pass_rate is not None and before.pass_rate is not None \
+            and round(run.pass_rate * 100) != round(before.pass_rate * 100):
+        delta = f"{(run.pass_rate - before.pass_rate) * 100:+.0f} pts"
+    cols[0].metric("Pass rate", percent(run.pass_rate), delta=delta, border=True)
+    cols[1].metric("Passed", f"{run.passed}/{run.total}", border=True)
+    cols[2].metric("Failed", run.total - run.passed, border=True)
+    cols[3].metric("Provider", run.provider or "—", border=True)
+    if run.failed:
+        st.warning(f"{len(run.failed)} case(s) failed: the reason is in “Why it failed”.")
+    else:
+        st.success("Every case passed.")
+    results_table(run)
+    diff_view(rt, ctx, run)
+
+
+# -- the page ---------------------------------------------------------------------------------------------------
+def main() -> None:
+    rt = common.runtime()
+    ctx = common.context(rt)
+    can_edit = ctx.can("qa")
+    st.title("QA suites")
+    st.caption("Questions with what the agent must do. Run a suite after changing the knowledge or the settings, "
+               "and see what changed since the last run.")
+    if not can_edit:
+        st.caption(f"Your role ({ctx.role}) can run suites and read their results; changing them needs the qa role.")
+    show_flash()
+    suites = qa.list_suites(ctx, rt.store)
+    by_id = {s.id: s for s in suites}
+    if suites:
+        if st.session_state.get("qa_suite") not in by_id:
+            st.session_state["qa_suite"] = suites[0].id
+        st.selectbox("Suite", list(by_id), key="qa_suite", format_func=lambda i: (
+            f"{by_id[i].name} · {by_id[i].cases} case(s)"
+            + (f" · last run {by_id[i].last_run['passed']}/{by_id[i].last_run['total']}" if by_id[i].last_run else "")))
+    else:
+        st.info("**No QA suites yet.** A suite is a list of questions with what the agent must do with each: answer "
+                "citing a given source, abstain, or hand off to a person. Create one, add cases (or import JSONL), "
+                "run it after every change.", icon=":material/fact_check:")
+    with st.expander("Create a suite", expanded=not suites):
+        create_form(rt, ctx, can_edit)
+    if not suites:
+        return
+    suite = by_id[st.session_state["qa_suite"]]
+    cases = qa.list_cases(ctx, rt.store, suite.id)
+    run, cases_, transfer, settings = st.tabs(["Run and results", f"Cases ({len(cases)})", "Import / export", "Suite"])
+    with run:
+        run_tab(rt, ctx, suite)
+    with cases_:
+        cases_tab(rt, ctx, suite, cases, can_edit)
+    with transfer:
+        import_tab(rt, ctx, suite, can_edit)
+    with settings:
+        suite_tab(rt, ctx, suite, can_edit)
+
+
+main()

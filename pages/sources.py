@@ -1,0 +1,485 @@
+"""Sources (K1-K3): the knowledge tree of a tenant, and for editors everything that changes it.
+
+The tree (folders with their descriptions; sources with type, star, language, "changed since training"),
+a filter, and for the chosen source: an edit form that shows the impact of the edit before it is saved
+(the recent answers, closed gaps and QA cases that cited the chunks it replaces), star/unstar (on the
+next answer), move and delete (with the same impact list and a confirmation), and a preview of exactly
+the extracted text and how it is chunked. Editors also create sources (text or Q&A), upload files, a
+folder or a .zip, paste HTML, fetch a URL, and train with a progress bar. A QA user sees the tree and
+the previews only: no widget that changes anything is drawn for them.
+"""
+from __future__ import annotations
+
+import html
+
+import pandas as pd
+import streamlit as st
+
+from core.curation import relocation
+from core.knowledge import sources
+from core.knowledge.chunking import MAX_CHARS, OVERLAP
+from core.curation.impact import impact
+from core.knowledge.training import chunk_id, chunk_source
+from core.base.language import DETECTABLE, fold
+from core.runtime import Runtime
+from core.knowledge.sources import Source, SourceError
+from core.tenancy.context import TenantContext
+from pages import common
+from pages.add_sources import add_tab
+from pages.source_actions import SELECTED, flash, guarded, select, show_flash
+from pages.display import md, stamp
+
+FILTER = "src_filter"
+STATUS_CSS = {"changed since training": "color: #e37400", "never trained": "color: #d93025", "trained": "color: #188038"}
+CHUNK_COLORS = ("#dbeafe", "#dcfce7")  # alternate chunks
+OVERLAP_COLOR = "#fde68a"  # text that two neighbouring chunks share
+
+
+def status_of(source: Source) -> str:
+    if source.trained_at is None:
+        return "never trained"
+    return "changed since training" if source.changed else "trained"
+
+
+# -- header: training ---------------------------------------------------------------------------------------
+def train(rt: Runtime, ctx: TenantContext) -> None:
+    bar = st.progress(0.0, text="Training…")
+
+    def progress(done: int, total: int, path: str) -> None:
+        bar.progress(done / total if total else 1.0, text=f"Training {done}/{total} source(s) {path}")
+
+    report = rt.index.train(ctx, progress=progress)
+    bar.progress(1.0, text="Training done.")
+    parts = [f"{len(report.trained)} source(s) trained into {report.chunks} chunk(s)",
+             f"{report.embedded} passage(s) embedded"]
+    if report.removed_sources:
+        parts.append(f"{report.removed_sources} deleted source(s) removed from the indexes")
+    if report.pending:
+        parts.append(f"{report.pending} still pending (interrupted: train again)")
+    if report.variant_groups:
+        parts.append(f"{report.variant_groups} Q&A answer(s) with 3 or more phrasings learned as question variants")
+    if report.trained or report.removed_sources:
+        st.success(f"Trained in {report.seconds:.1f} s: " + ", ".join(parts) + ". The agent answers from it now.")
+    else:
+        st.info("Nothing changed since the last training.")
+
+
+def header(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
+    st.title("Sources")
+    intro, action = st.columns([5, 1], vertical_alignment="bottom")
+    intro.caption("The knowledge the agent answers from. Content edits reach answers after training; starring, "
+                  "un-starring and deleting act on the next answer." + ("" if editor else
+                  f" You have the **{ctx.role}** role here: read only."))
+    pending = rt.index.status(ctx)["changed"]
+    clicked = editor and action.button("Train", icon=":material/model_training:", key="src_train", width="stretch",
+                                       type="primary" if pending else "secondary",
+                                       help="Index what changed since the last training (content hash).")
+    if clicked:
+        train(rt, ctx)
+    status = rt.index.status(ctx)
+    cols = st.columns(4)
+    cols[0].metric("Sources", status["sources"], border=True)
+    cols[1].metric("Changed since training", status["changed"], border=True,
+                   help="Edited, moved or new sources whose current text the agent does not see yet.")
+    cols[2].metric("Chunks", status["chunks"], border=True)
+    cols[3].metric("Vectors / keyword docs", f"{status['vectors']} / {status['keyword_docs']}", border=True)
+
+
+# -- the tree -------------------------------------------------------------------------------------------------
+def tree_rows(items: list[Source], descriptions: dict[str, str], query: str) -> list[dict]:
+    """Folders (implied by paths) and sources in tree order; with a query, the matches and their folders."""
+    wanted = fold(query.strip())
+
+    def hit(*texts: str) -> bool:
+        return not wanted or any(wanted in fold(t or "") for t in texts)
+
+    folders: dict[str, list[Source]] = {}
+    for source in items:
+        parts = source.path.split("/")
+        for i in range(1, len(parts)):
+            folders.setdefault("/".join(parts[:i]), []).append(source)
+    matched = {f for f in folders if wanted and hit(f, descriptions.get(f, ""))}  # a matching folder shows all below it
+    kept_paths = {s.path for s in items if hit(s.path, s.title, s.description)} | {s.path for f in matched for s in folders[f]}
+    shown_folders = set()
+    for path in kept_paths | matched:
+        parts = path.split("/")
+        shown_folders |= {"/".join(parts[:i]) for i in range(1, len(parts))}
+    shown_folders |= matched
+    rows = []
+    for folder in shown_folders:
+        below = folders[folder]
+        changed = sum(1 for s in below if s.changed)
+        rows.append({"path": folder, "kind": "folder", "depth": folder.count("/"), "name": folder.rsplit("/", 1)[-1],
+                     "title": descriptions.get(folder, ""), "type": "folder", "star": "", "language": "",
+                     "status": f"{changed} changed" if changed else "", "chars": sum(len(s.content) for s in below),
+                     "sources": len(below)})
+    for source in items:
+        if source.path in kept_paths:
+            rows.append({"path": source.path, "kind": "source", "depth": source.path.count("/"), "name": source.name,
+                         "title": source.title, "type": source.type, "star": "★" if source.starred else "",
+                         "language": source.language, "status": status_of(source), "chars": len(source.content),
+                         "sources": 1})
+    # tree order: a folder right before its contents ('/' sorts as the lowest character)
+    return sorted(rows, key=lambda r: r["path"].replace("/", "\x00"))
+
+
+def _pick_row() -> None:
+    rows = st.session_state[st.session_state["_src_table_key"]].selection.rows
+    if rows:
+        st.session_state[SELECTED] = st.session_state["_src_table_paths"][rows[0]]
+
+
+def _picked_in_box() -> None:
+    st.session_state["_src_table_nonce"] = st.session_state.get("_src_table_nonce", 0) + 1
+
+
+def tree(rows: list[dict]) -> None:
+    frame = pd.DataFrame({
+        "Tree": ["\u2003" * r["depth"] + ("📁 " if r["kind"] == "folder" else "📄 ") + r["name"] for r in rows],
+        "Title / folder description": [r["title"] for r in rows],
+        "Type": [r["type"] for r in rows],
+        "★": [r["star"] for r in rows],
+        "Lang": [r["language"] for r in rows],
+        "Status": [r["status"] for r in rows],
+        "Chars": [r["chars"] for r in rows],
+    })
+    key = f"src_table_{st.session_state.get('_src_table_nonce', 0)}"
+    st.session_state["_src_table_key"] = key
+    st.session_state["_src_table_paths"] = [r["path"] for r in rows]
+    st.dataframe(
+        frame.style.map(lambda s: STATUS_CSS.get(s, "color: #e37400" if s else ""), subset=["Status"]),
+        hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row", height=min(38 + 35 * len(rows), 420),
+        column_config={
+            "Tree": st.column_config.TextColumn(width=300),
+            "Title / folder description": st.column_config.TextColumn(width="large"),
+            "Type": st.column_config.TextColumn(width="small"),
+            "★": st.column_config.TextColumn(width=30, help="Starred: preferred on near-ties, on the next answer"),
+            "Lang": st.column_config.TextColumn(width=50),
+            "Chars": st.column_config.NumberColumn(width="small", format="%d"),
+        },
+    )
+
+
+# -- impact preview -------------------------------------------------------------------------------------------
+def impact_box(report: dict, verb: str, proposed: bool = False) -> None:
+    """The answers, closed gaps and QA cases touched, shown before the change is saved."""
+    n, m, k = report["answers_affected"], report["closed_gaps"], len(report["qa_cases"])
+    window = f"last {report['days']} days, newest {report['limit']} at most"
+    if proposed and report["chunk_ids"] and not report["changed_chunk_ids"]:
+        st.info(f"**This {verb} changes no trained chunk**: answers, closed gaps and QA cases keep what they cited. "
+                f"(It is cited by {len(report['answers'])} recent answer(s); {m} closed gap(s), {k} QA case(s) rely on it.)",
+                icon=":material/check_circle:")
+    elif (n or m or k) and proposed:
+        changed = (f" — {len(report['changed_chunk_ids'])} of {len(report['chunk_ids'])} trained chunk(s) change"
+                   if report["chunk_ids"] else "")
+        st.warning(f"**This {verb} changes chunks cited by {n} recent answer(s), {m} closed gap(s), {k} QA case(s)**"
+                   f"{changed}. Check them before saving.", icon=":material/warning:")
+    elif n or m or k:
+        st.warning(f"**{verb} touches what {n} recent answer(s), {m} closed gap(s) and {k} QA case(s) cite**: after a "
+                   "move they name a path that no longer exists, after a delete the text they relied on is gone. "
+                   "Check them first.", icon=":material/warning:")
+    else:
+        st.success(f"No recent answer ({window}), closed gap or QA case cites this: nothing to check.",
+                   icon=":material/check_circle:")
+    if report["answers"]:
+        with st.expander(f"Recent answers citing it ({len(report['answers'])}, {window})", expanded=n > 0):
+            st.dataframe(pd.DataFrame({
+                "When": [stamp(a["at"]) for a in report["answers"]],
+                "Question": [a["question"] for a in report["answers"]],
+                "Answer (excerpt)": [a["answer"] for a in report["answers"]],
+                "Cites a changed chunk": ["✓" if a["affected"] else "–" for a in report["answers"]],
+                "Conversation": [a["conversation_id"] for a in report["answers"]],
+            }), hide_index=True, column_config={"Answer (excerpt)": st.column_config.TextColumn(width="large")},
+                column_order=None if proposed else ["When", "Question", "Answer (excerpt)", "Conversation"])
+    if report["gaps"]:
+        with st.expander(f"Gaps closed with it ({len(report['gaps'])})", expanded=m > 0):
+            st.dataframe(pd.DataFrame({
+                "#": [g["id"] for g in report["gaps"]], "Gap": [g["label"] for g in report["gaps"]],
+                "Status": [g["status"] for g in report["gaps"]], "Article": [g["article_path"] for g in report["gaps"]],
+                "Closed": [stamp(g["closed_at"]) for g in report["gaps"]], "Asked": [g["count"] for g in report["gaps"]],
+            }), hide_index=True)
+    if report["qa_cases"]:
+        with st.expander(f"QA cases expecting it ({k})", expanded=k > 0):
+            st.dataframe(pd.DataFrame({
+                "Suite": [str(c["suite"] or "") for c in report["qa_cases"]],
+                "Question": [c["question"] for c in report["qa_cases"]],
+                "Expects": [c["expect"] for c in report["qa_cases"]], "Cite": [c["cite"] for c in report["qa_cases"]],
+            }), hide_index=True)
+
+
+# -- the chosen source -----------------------------------------------------------------------------------------
+def preview_text(source: Source) -> str:
+    """The text the chunker cuts: a Q&A pair is 'question, newline, answer'; anything else its content."""
+    return f"{source.title.strip()}\n{source.content.strip()}" if source.type == "qa" else source.content
+
+
+def highlighted(text: str, spans: list[tuple[int, int, str]]) -> str:
+    """The exact text, each chunk tinted, the overlaps of neighbours in amber, a label at each chunk start."""
+    cuts = sorted({0, len(text), *(a for a, _, _ in spans), *(b for _, b, _ in spans)})
+    starts = {a: n for n, (a, _, _) in reversed(list(enumerate(spans, start=1)))}
+    out = []
+    for a, b in zip(cuts, cuts[1:]):
+        if a in starts:
+            out.append(f'<span style="background:#1e3a8a;color:#fff;border-radius:3px;padding:0 3px;font-size:0.7em;'
+                       f'user-select:none" title="chunk {starts[a]} starts">{starts[a]}</span>')
+        covering = [n for n, (s, e, _) in enumerate(spans) if s <= a and b <= e]
+        piece = html.escape(text[a:b])
+        if len(covering) > 1:
+            out.append(f'<span style="background:{OVERLAP_COLOR}" title="overlap of chunks '
+                       f'{" and ".join(str(c + 1) for c in covering)}">{piece}</span>')
+        elif covering:
+            out.append(f'<span style="background:{CHUNK_COLORS[covering[0] % 2]}" title="chunk {covering[0] + 1}">{piece}</span>')
+        else:
+            out.append(piece)
+    return ('<div style="white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85em;line-height:1.5;'
+            'max-height:520px;overflow:auto;border:1px solid #e5e7eb;border-radius:6px;padding:10px">'
+            + "".join(out) + "</div>")
+
+
+def chunks_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
+    text, spans = preview_text(source), chunk_source(source)
+    trained = {c.id for c in rt.index.chunks_of(ctx, source.id)}
+    rows = []
+    for n, (start, end, chunk) in enumerate(spans):
+        previous_end = spans[n - 1][1] if n else start
+        cid = chunk_id(source.id, n, chunk)
+        rows.append({"#": n + 1, "Start": start, "End": end, "Length": end - start,
+                     "Overlap with previous": max(0, previous_end - start) if n else 0,
+                     "Trained": "✓" if cid in trained else "pending", "Chunk id": cid, "Text": chunk})
+    note = "" if not source.changed else (
+        f" **Changed since training**: this is how the next training will cut it; {len(trained)} chunk(s) of the "
+        "earlier version are what the agent sees until then.")
+    st.caption(f"Exactly the text extracted from this source ({len(text)} characters) and its {len(spans)} chunk(s): at "
+               f"most {MAX_CHARS:,} characters each, neighbours overlapping by about {OVERLAP}. "
+               + ("A Q&A pair is cut as question, newline, answer." if source.type == "qa" else "") + note)
+    st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"chunks_{source.id}", column_config={
+        "Text": st.column_config.TextColumn(width="large"), "Chunk id": st.column_config.TextColumn(width="small")})
+    st.markdown(f"<span style='background:{CHUNK_COLORS[0]};padding:0 6px'>chunk</span> "
+                f"<span style='background:{CHUNK_COLORS[1]};padding:0 6px'>next chunk</span> "
+                f"<span style='background:{OVERLAP_COLOR};padding:0 6px'>overlap (in both)</span> "
+                "untinted: between paragraphs, in no chunk", unsafe_allow_html=True)
+    st.html(highlighted(text, spans))
+
+
+FIELDS = ("title", "description", "language", "url", "content")
+
+
+def _keys(source: Source) -> dict[str, str]:
+    return {f: f"src_{source.id}_{f}" for f in FIELDS}
+
+
+def _snapshot(source: Source) -> dict[str, str]:
+    return {f: getattr(source, f) for f in FIELDS}
+
+
+def _load(source: Source) -> None:
+    """Fill the form with the stored source, and remember what it was loaded from."""
+    for field, key in _keys(source).items():
+        st.session_state[key] = getattr(source, field)
+    st.session_state[f"src_{source.id}_base"] = _snapshot(source)
+
+
+def _save(rt: Runtime, ctx: TenantContext, path: str) -> None:
+    source = sources.get(ctx, rt.store, path)
+    if source is None:
+        raise SourceError(f"'{path}' was deleted meanwhile; nothing was saved.")
+    values = {f: st.session_state[k] for f, k in _keys(source).items()}
+    saved = sources.save(ctx, rt.store, source.path, type=source.type, **values)
+    _load(saved)
+    flash("success", f"Saved `{saved.path}`." + (" Train to make the new text answerable." if saved.changed else ""))
+
+
+def edit_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
+    keys = _keys(source)
+    base_key = f"src_{source.id}_base"
+    if any(k not in st.session_state for k in [*keys.values(), base_key]):
+        _load(source)
+    elif st.session_state[base_key] != _snapshot(source):  # saved elsewhere (another editor, an import, the gaps page)
+        if {f: st.session_state[k] for f, k in keys.items()} == st.session_state[base_key]:
+            _load(source)  # nothing typed here: show the stored version
+        else:
+            st.warning("This source was changed elsewhere since you started editing it: saving overwrites that "
+                       "version. **Discard changes** to start again from the stored one.", icon=":material/sync_problem:")
+    qa = source.type == "qa"
+    left, right = st.columns([3, 1])
+    left.text_input("Question" if qa else "Title", key=keys["title"])
+    languages = ["", *sorted(set(DETECTABLE) | {source.language} - {""})]
+    right.selectbox("Language", languages, key=keys["language"], format_func=lambda c: c or "detect")
+    st.text_input("Description", key=keys["description"], help="Shown by the agent's browse verb next to the name.")
+    st.text_input("URL (optional)", key=keys["url"], help="Cited with the answer when set.")
+    if source.type in ("text", "qa"):
+        st.text_area("Answer" if qa else "Content", key=keys["content"], height=280)
+    else:
+        st.caption(f"The text of a {source.type} source is what was extracted from "
+                   f"{md(source.origin or source.url or 'its file')}; import it again to change it (see the chunks tab).")
+    proposed = {f: st.session_state[k] for f, k in keys.items()}
+    if all(str(proposed[f]).strip() == str(getattr(source, f)).strip() for f in FIELDS):
+        st.caption("No unsaved changes.")
+        return
+    st.markdown("##### Before you save: impact of this edit")
+    if source.changed and source.trained_at:
+        st.caption("Compared with the trained version, so it includes the changes saved earlier and not trained yet.")
+    impact_box(impact(ctx, rt, source.path, proposed=proposed), "edit", proposed=True)
+    buttons = st.container(horizontal=True)
+    buttons.button("Save", icon=":material/save:", type="primary", key=f"save_{source.id}",
+                   on_click=guarded(_save), args=(rt, ctx, source.path))
+    buttons.button("Discard changes", key=f"discard_{source.id}", on_click=_load, args=(source,))
+
+
+def _move(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
+    moved = relocation.move(ctx, rt, path, st.session_state.get(key, ""))
+    new = sources.normalize_path(st.session_state[key])
+    st.session_state.pop(key, None)
+    select(new)
+    follow = (f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at the new path."
+              if moved.gaps or moved.qa_cases else "")
+    flash("success", f"Moved {len(moved.sources)} source(s) to `{new}`.{follow} Train to make the agent cite the new path.")
+
+
+def _delete(rt: Runtime, ctx: TenantContext, path: str) -> None:
+    ids = sources.delete(ctx, rt.store, path)
+    rt.index.forget(ctx, ids)
+    select(None)
+    flash("success", f"Deleted `{path}` ({len(ids)} source(s)): gone from answers now.")
+
+
+def move_delete(rt: Runtime, ctx: TenantContext, path: str, what: str) -> None:
+    st.markdown(f"##### Impact of moving or deleting this {what}")
+    impact_box(impact(ctx, rt, path), f"Moving or deleting this {what}")
+    move, delete = st.columns(2, gap="large")
+    with move:
+        key = f"move_to_{path}"
+        st.text_input("Move to (new path)", key=key, placeholder=path)
+        st.button("Move", icon=":material/drive_file_move:", key=f"move_{path}", on_click=guarded(_move),
+                  args=(rt, ctx, path, key))
+    with delete:
+        confirm = st.checkbox(f"Yes, delete `{path}`" + (" and everything below it" if what == "folder" else ""),
+                              key=f"confirm_delete_{path}")
+        st.button("Delete", icon=":material/delete:", key=f"delete_{path}", disabled=not confirm,
+                  on_click=guarded(_delete), args=(rt, ctx, path))
+
+
+def _star(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
+    source = sources.set_starred(ctx, rt.store, path, bool(st.session_state[key]))
+    flash("success", f"`{source.path}` {'starred' if source.starred else 'un-starred'}: effective on the next answer, "
+                     "no training needed.")
+
+
+def source_detail(rt: Runtime, ctx: TenantContext, source: Source, editor: bool) -> None:
+    head, star = st.columns([5, 1], vertical_alignment="center")
+    badges = [f":blue-badge[{source.type}]", f":gray-badge[{source.language or '?'}]",
+              {"trained": ":green-badge[trained]", "never trained": ":red-badge[never trained]"}.get(
+                  status_of(source), ":orange-badge[changed since training]")]
+    if source.starred:
+        badges.insert(0, ":orange-badge[:material/star: starred]")
+    head.subheader(f"📄 {md(source.title)}", anchor=False)
+    head.markdown(" ".join(badges) + f"  `{source.path}`")
+    facts = [f"updated {stamp(source.updated_at)}", f"trained {stamp(source.trained_at)}"]
+    if source.origin:
+        facts.append(f"from {md(source.origin)}")
+    if source.url:
+        facts.append(f"url {md(source.url)}")
+    if source.description:
+        facts.insert(0, md(source.description))
+    head.caption(" · ".join(facts))
+    if editor:
+        key = f"star_{source.id}"
+        st.session_state[key] = source.starred
+        star.toggle("Starred", key=key, on_change=guarded(_star), args=(rt, ctx, source.path, key),
+                    help="Starred sources win near-ties in retrieval; effective on the next answer.")
+        tabs = st.tabs(["Edit", "Extracted text and chunks", "Move or delete"])
+        with tabs[0]:
+            edit_tab(rt, ctx, source)
+        with tabs[1]:
+            chunks_tab(rt, ctx, source)
+        with tabs[2]:
+            move_delete(rt, ctx, source.path, "source")
+    else:
+        chunks_tab(rt, ctx, source)
+
+
+def _describe(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
+    sources.set_folder_description(ctx, rt.store, path, st.session_state.get(key, ""))
+    flash("success", f"Description of `{path}` saved: browse shows it at once.")
+
+
+def folder_detail(rt: Runtime, ctx: TenantContext, path: str, editor: bool) -> None:
+    below = sources.list_sources(ctx, rt.store, path)
+    description = sources.folder_descriptions(ctx, rt.store).get(path, "")
+    st.subheader(f"📁 {md(path)}", anchor=False)
+    changed = sum(1 for s in below if s.changed)
+    st.caption(f"{len(below)} source(s) below, {changed} changed since training."
+               + (f" {md(description)}" if description and not editor else ""))
+    if not editor:
+        return
+    key = f"folder_description_{path}"
+    st.session_state.setdefault(key, description)
+    row = st.columns([5, 1], vertical_alignment="bottom")
+    row[0].text_input("Folder description", key=key, help="The agent's browse verb shows it next to the folder name.")
+    row[1].button("Save description", key=f"describe_{path}", on_click=guarded(_describe), args=(rt, ctx, path, key),
+                  width="stretch")
+    move_delete(rt, ctx, path, "folder")
+
+
+def tree_tab(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
+    items = sources.list_sources(ctx, rt.store)
+    if not items:
+        st.info("No sources yet." + (" Add some in **Add sources**: write one, upload files or a folder, paste HTML "
+                                      "or fetch a page." if editor else ""), icon=":material/inbox:")
+        return
+    query = st.text_input("Filter", key=FILTER, placeholder="Filter by path, title or description",
+                          label_visibility="collapsed")
+    rows = tree_rows(items, sources.folder_descriptions(ctx, rt.store), query)
+    if not rows:
+        st.info("Nothing matches this filter.")
+        return
+    tree(rows)
+    by_path = {r["path"]: r for r in rows}
+    if st.session_state.get(SELECTED) not in by_path:
+        st.session_state[SELECTED] = next((r["path"] for r in rows if r["kind"] == "source"), rows[0]["path"])
+    st.selectbox("Source or folder", list(by_path), key=SELECTED, on_change=_picked_in_box,
+                 format_func=lambda p: ("📁 " if by_path[p]["kind"] == "folder" else "📄 ") + p
+                 + (f" — {by_path[p]['title']}" if by_path[p]["title"] else ""),
+                 help="Or click a row of the tree.")
+    chosen = st.session_state[SELECTED]
+    with st.container(border=True):
+        source = sources.get(ctx, rt.store, chosen) if by_path[chosen]["kind"] == "source" else None
+        if source is not None:
+            source_detail(rt, ctx, source, editor)
+        else:
+            folder_detail(rt, ctx, chosen, editor)
+
+
+def search_tab(rt: Runtime, ctx: TenantContext) -> None:
+    query = st.text_input("Question", placeholder="¿Cuánto tarda un envío a Canarias?", key="src_search")
+    if not query:
+        st.caption("What retrieval selects for a question, with its scores: the trained knowledge, as the agent sees it.")
+        return
+    result = rt.retriever.search(ctx, query)
+    st.caption(f"Rewritten: {md(result.rewritten)} · language {result.language} · {result.seconds * 1000:.0f} ms")
+    for n, hit in enumerate(result.hits, start=1):
+        with st.expander(f"{n}. {hit.path} — {hit.title} ({hit.type}, score {hit.score:.3f})", expanded=n == 1):
+            st.caption(f"similarity {hit.similarity:.3f} · bm25 {hit.bm25:.2f} · found by {hit.found_by} · {md(hit.reason)}")
+            st.text(hit.text)
+    if not result.hits:
+        st.warning("No chunk supports this question well enough: the agent would abstain.")
+
+
+def main() -> None:
+    rt = common.runtime()
+    ctx = common.context(rt)
+    editor = ctx.can("editor")
+    header(rt, ctx, editor)
+    show_flash()
+    names = ["Tree", "Add sources", "Try a search"] if editor else ["Tree", "Try a search"]
+    tabs = dict(zip(names, st.tabs(names)))
+    with tabs["Tree"]:
+        tree_tab(rt, ctx, editor)
+    if editor:
+        with tabs["Add sources"]:
+            add_tab(rt, ctx)
+    with tabs["Try a search"]:
+        search_tab(rt, ctx)
+
+
+main()

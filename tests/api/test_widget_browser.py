@@ -1,0 +1,80 @@
+"""The widget end to end, as a business would see it: `python -m api` on a free port (the real embedder, the
+offline responder, the demo tenant trained on first start), its /demo page in headless Chromium."""
+from __future__ import annotations
+
+import os
+
+import httpx
+import pytest
+
+from tests.pages.test_browser import CHROMIUM, REQUIRED, free_port, serving
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
+                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+SHOTS = os.environ.get("COBERTURA_SCREENSHOTS", "")
+
+
+def healthy(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/v1/health", timeout=1).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+@pytest.fixture(scope="module")
+def api_url(tmp_path_factory):
+    data = tmp_path_factory.mktemp("widget") / "data"
+    port = free_port()
+    url = f"http://127.0.0.1:{port}"
+    # the first start trains the demo tenant with the real embedder
+    with serving(["api"], {"COBERTURA_DATA_DIR": str(data), "COBERTURA_API_PORT": str(port)}, data.parent / "api.log",
+                 lambda: healthy(url), 240):
+        yield url
+
+
+@pytest.fixture(scope="module")
+def demo(api_url):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_page(viewport={"width": 1280, "height": 900})
+        tab.set_default_timeout(30_000)
+        tab.goto(f"{api_url}/demo")
+        yield tab
+        browser.close()
+
+
+def ask(page, question: str):
+    page.locator("#cob-input").fill(question)
+    page.locator("#cob-send").click()
+    message = page.locator(".cob-msg.cob-assistant").last
+    message.locator("xpath=self::*[@data-status]").wait_for()
+    return message
+
+
+def test_a_covered_question_gets_a_cited_answer_and_points_at_the_section(demo):
+    assert demo.evaluate("window.scrollY") == 0
+    demo.locator("#cob-bubble").click()
+    demo.locator("#cob-panel").wait_for(state="visible")
+    answer = ask(demo, "¿Cuánto tarda un envío a Canarias?")
+    assert answer.get_attribute("data-status") == "answered"
+    assert "5 a 8 días laborables" in answer.inner_text()
+    cite = answer.locator(".cob-cite").first
+    assert cite.is_visible() and "politicas/envios" in (cite.get_attribute("title") or "")
+    cite.click()
+    sources = answer.locator(".cob-sources")
+    sources.wait_for(state="visible")
+    assert "politicas/envios" in sources.inner_text()
+    demo.wait_for_function("document.getElementById('envios').classList.contains('cobertura-highlight')")
+    assert demo.evaluate("window.scrollY") > 0  # the page scrolled to the section
+    if SHOTS:
+        demo.screenshot(path=os.path.join(SHOTS, "widget-answer.png"))
+
+
+def test_an_uncovered_question_gets_a_clear_refusal(demo):
+    answer = ask(demo, "¿Organizáis rutas guiadas en bicicleta por la montaña?")
+    assert answer.get_attribute("data-status") == "abstained"
+    assert "no cubre" in answer.inner_text() and answer.locator(".cob-cite").count() == 0
+    if SHOTS:
+        demo.screenshot(path=os.path.join(SHOTS, "widget-refusal.png"))
