@@ -15,8 +15,8 @@ def main() -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"Cobertura public endpoint on http://{settings.api_host}:{settings.api_port}  (demo: /demo, API schema: /openapi.json)",
-          file=sys.stderr)
+    print(f"Cobertura public endpoint on http://{settings.api_host}:{settings.api_port}  "
+          "(demo: /demo, API schema: /openapi.json)", file=sys.stderr)
     uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info",
                 timeout_graceful_shutdown=5)
     return 0

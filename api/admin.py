@@ -35,7 +35,8 @@ _ERRORS = {401: {"model": ErrorEnvelope, "description": "Missing or wrong admin 
 def _reader(request: Request, authorization: str | None, tenant: str) -> TenantContext:
     configured = request.app.state.settings.admin_token
     if not configured:
-        raise ApiError(403, "logs_closed", "The private logs are closed: set COBERTURA_ADMIN_TOKEN on the server to open them.")
+        raise ApiError(403, "logs_closed",
+                       "The private logs are closed: set COBERTURA_ADMIN_TOKEN on the server to open them.")
     scheme, _, presented = (authorization or "").partition(" ")
     if scheme.lower() != "bearer" or not presented.strip():
         raise ApiError(401, "missing_admin_token", "Send Authorization: Bearer <COBERTURA_ADMIN_TOKEN>.",

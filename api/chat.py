@@ -19,11 +19,11 @@ from sse_starlette import EventSourceResponse
 from api.errors import ApiError, ErrorEnvelope
 from api.events import EVENTS, done_payload, turn_events
 from api.identity import client_address, visitor
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import settings as tenant_settings
 from core.agent.cancel import Cancelled, CancelToken
+from core.channels.turn import Admitted
 from core.base.language import detect
+from core.channels import conversations, handoff
+from core.tenancy import settings as tenant_settings
 from core.tenancy.context import TenantContext
 
 log = logging.getLogger("api")
@@ -84,19 +84,18 @@ def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visit
     state = request.app.state
     _limit(request, state.ip_limiter, client_address(request), "address")
     _limit(request, state.key_limiter, ctx.tenant_slug, "site")
+    store = state.rt.store
     try:
-        message = conversations.check_message(body.message)
+        admitted = state.rt.turns.admit(ctx, body.message, ctx.channel, body.conversation_id)
     except conversations.MessageTooLong as exc:
         raise ApiError(413, "message_too_long", str(exc)) from None
     except conversations.ConversationError as exc:
         raise ApiError(422, "empty_message", str(exc)) from None
-    store = state.rt.store
-    try:
-        tenant_settings.admit(ctx, store, ctx.channel, body.conversation_id)
     except tenant_settings.ChannelDisabled:
         raise ApiError(403, "channel_disabled", "This business has switched its website chat off for now.") from None
+    message = admitted.message
     if body.conversation_id:
-        convo = conversations.get(ctx, store, body.conversation_id)
+        convo = admitted.conversation
         if convo is None or convo.channel != ctx.channel or (convo.customer_id or None) != (ctx.customer_id or None):
             raise ApiError(404, "conversation_not_found", "That conversation does not exist for this visitor; start a "
                            "new one (send no conversation_id).")
@@ -105,7 +104,8 @@ def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visit
         with store.write():  # one transaction for both: every write waits for SQLite's single writer
             convo = conversations.start(ctx, store, ctx.channel)
             _log_question(ctx, store, convo.id, message)
-    return EventSourceResponse(_stream(request, ctx, message, convo.id), ping=PING_SECONDS,
+        admitted.conversation = convo
+    return EventSourceResponse(_stream(request, ctx, admitted), ping=PING_SECONDS,
                                headers={"Cache-Control": "no-store"})
 
 
@@ -120,7 +120,7 @@ def _sse(name: str, data: dict) -> dict:
     return {"event": name, "data": json.dumps(data, ensure_ascii=False)}
 
 
-async def _stream(request: Request, ctx: TenantContext, message: str, conversation_id: str) -> AsyncIterator[dict]:
+async def _stream(request: Request, ctx: TenantContext, admitted: Admitted) -> AsyncIterator[dict]:
     state = request.app.state
     loop = asyncio.get_running_loop()
     queue: asyncio.Queue = asyncio.Queue()
@@ -136,8 +136,8 @@ async def _stream(request: Request, ctx: TenantContext, message: str, conversati
         """The turn, in a worker thread: its progress, then its result (or its exception), through one queue."""
         try:
             agent = state.agent_for(ctx)
-            post((_RESULT, agent.ask(ctx, message, conversation_id=conversation_id, channel=ctx.channel,
-                                      cancelled=cancel, on_event=lambda name, data: post((name, data)))))
+            post((_RESULT, state.rt.turns.run_admitted(ctx, agent, admitted, cancelled=cancel,
+                                                        on_event=lambda name, data: post((name, data)))))
         except BaseException as exc:  # handed to the stream below
             post((_FAILED, exc))
 
@@ -155,7 +155,7 @@ async def _stream(request: Request, ctx: TenantContext, message: str, conversati
                 log.error("turn failed", exc_info=data)
                 yield _sse("error", {"code": "internal", "message": "Something went wrong on our side; try again.",
                                      "retryable": True})
-                yield _sse("done", done_payload(None, conversation_id, truncated=True))
+                yield _sse("done", done_payload(None, admitted.conversation.id, truncated=True))
                 return
             yield _sse(name, data)
     finally:

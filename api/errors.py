@@ -35,7 +35,8 @@ def envelope(code: str, message: str, retryable: bool = False) -> dict:
     return {"error": {"code": code, "message": message, "retryable": retryable}}
 
 
-def error_response(status: int, code: str, message: str, retryable: bool = False, headers: dict | None = None) -> JSONResponse:
+def error_response(status: int, code: str, message: str, retryable: bool = False,
+                   headers: dict | None = None) -> JSONResponse:
     return JSONResponse(envelope(code, message, retryable), status_code=status, headers=headers)
 
 
@@ -58,7 +59,8 @@ def install(app: FastAPI) -> None:
             in_body = in_body or (bool(loc) and loc[0] == "body")
             where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "header", "path") else loc) or "body"
             problems.append(f"{where} ({loc[0] if loc else 'body'}): {err.get('msg', 'invalid')}")
-        hint = " Send JSON like {\"message\": \"your question\"}." if in_body else " See /openapi.json for the parameters."
+        hint = (" Send JSON like {\"message\": \"your question\"}." if in_body
+                else " See /openapi.json for the parameters.")
         return error_response(422, "invalid_request", "The request is not valid: " + "; ".join(problems) + "." + hint)
 
     @app.exception_handler(StarletteHTTPException)

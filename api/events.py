@@ -2,7 +2,7 @@
 
 Only this module names events, and every payload is JSON made here: model text travels inside a JSON string
 (``text.d``), so it can never start an event of its own. The answer's text exists only after the gate
-passed it (``Agent.ask`` returns it released), and a withheld answer contributes no text at all: the
+passed it (the turn pipeline returns it released), and a withheld answer contributes no text at all: the
 ``verify`` summary carries counts and verdict labels, never the claims.
 """
 from __future__ import annotations
@@ -10,15 +10,16 @@ from __future__ import annotations
 import re
 
 from core.agent import prompts
-from core.agent.loop import TurnResult
+from core.agent.outcome import Fault, Status, TurnTrace
+from core.channels.turn import TurnResult
 
 EVENTS = ("provider", "tool", "verify", "citations", "text", "section", "card", "booking_window", "handoff",
           "followups", "error", "done")
 TEXT_CHUNK = 200  # characters per text event, cut at a space
 
-#: What went wrong, for the client: (code, retryable) by the loop's fault.
-_FAULTS = (("kill_switch", "switched_off", False), ("provider unavailable", "provider_unavailable", True),
-           ("wall-clock budget", "truncated", True), ("every tool call failed", "tools_failed", True))
+#: What went wrong, for the client: (code, retryable) by the turn's fault.
+_FAULTS = {Fault.KILL_SWITCH: ("switched_off", False), Fault.PROVIDER_UNAVAILABLE: ("provider_unavailable", True),
+           Fault.TRUNCATED: ("truncated", True), Fault.TOOLS_FAILED: ("tools_failed", True)}
 
 
 def chunks(text: str, size: int = TEXT_CHUNK) -> list[str]:
@@ -33,24 +34,21 @@ def chunks(text: str, size: int = TEXT_CHUNK) -> list[str]:
     return out
 
 
-def verify_summary(trace: dict) -> dict | None:
+def verify_summary(trace: TurnTrace | None) -> dict | None:
     """The gate's verdict on the last round, as counts and labels (no claim text)."""
-    rounds = trace.get("gate") or []
+    rounds = trace.gate if trace else []
     if not rounds:
         return None
     last = rounds[-1]
     labels = [c["verdict"] for c in last["claims"]]
     return {"ok": last["ok"], "claims": len(labels), "supported": labels.count("supported") + labels.count("live_data"),
-            "exempt": labels.count("exempt"), "unsupported": sum(v not in ("supported", "live_data", "exempt") for v in labels),
+            "exempt": labels.count("exempt"),
+            "unsupported": sum(v not in ("supported", "live_data", "exempt") for v in labels),
             "revised": len(rounds) > 1, "verdicts": labels}
 
 
-def fault_code(trace: dict) -> tuple[str, bool]:
-    fault = str(trace.get("fault", ""))
-    for needle, code, retryable in _FAULTS:
-        if needle in fault:
-            return code, retryable
-    return "fault", True
+def fault_code(fault: Fault | None) -> tuple[str, bool]:
+    return _FAULTS.get(fault, ("fault", True)) if fault else ("fault", True)
 
 
 def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
@@ -59,8 +57,8 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
     summary = verify_summary(result.trace)
     if summary:
         events.append(("verify", summary))
-    if result.status == "error":
-        code, retryable = fault_code(result.trace)
+    if result.status == Status.ERROR:
+        code, retryable = fault_code(result.fault)
         events.append(("error", {"code": code, "message": result.answer, "retryable": retryable}))
     else:
         if result.citations:
@@ -69,8 +67,8 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
                 for n, c in enumerate(result.citations, start=1)]}))
         events += [("text", {"d": piece}) for piece in chunks(_visible_text(result))]
     events += [("section", {"id": s["id"], "description": s["description"]}) for s in result.sections]
-    if result.status == "handoff":
-        handoff = result.trace.get("handoff") or {}
+    if result.status == Status.HANDOFF:
+        handoff = (result.trace.handoff if result.trace else None) or {}
         events.append(("handoff", {"id": result.handoff_id, "reason": handoff.get("reason", ""),
                                    "message": prompts.message("handoff", result.language)}))
     followups = result.followups or _clarify_options(result)
@@ -83,21 +81,21 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
 def done_payload(result: TurnResult | None, conversation_id: str = "", truncated: bool = False) -> dict:
     if result is None:
         return {"truncated": truncated, "status": "error", "conversation_id": conversation_id}
-    trace = result.trace
-    return {"truncated": bool(result.truncated or truncated), "status": result.status,
+    trace = result.trace or TurnTrace("", "")
+    return {"truncated": bool(result.truncated or truncated), "status": str(result.status),
             "conversation_id": result.conversation_id or conversation_id,
-            "usage": {"input_tokens": trace.get("input_tokens", 0), "output_tokens": trace.get("output_tokens", 0),
-                      "provider_ms": trace.get("provider_ms", 0), "latency_ms": trace.get("latency_ms", 0)}}
+            "usage": {"input_tokens": trace.input_tokens, "output_tokens": trace.output_tokens,
+                      "provider_ms": trace.provider_ms, "latency_ms": trace.latency_ms}}
 
 
 def _visible_text(result: TurnResult) -> str:
-    if result.status == "clarify" and result.clarify:
+    if result.status == Status.CLARIFY and result.clarify:
         return "\n".join(q["question"] for q in result.clarify)
     return result.answer
 
 
 def _clarify_options(result: TurnResult) -> list[str]:
     """A clarifying question's options become clickable follow-ups (the first question's)."""
-    if result.status != "clarify" or not result.clarify:
+    if result.status != Status.CLARIFY or not result.clarify:
         return []
     return [re.sub(r"\s+", " ", str(o)).strip() for o in result.clarify[0]["options"]][:4]

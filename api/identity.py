@@ -5,8 +5,8 @@ from __future__ import annotations
 from fastapi import Header, Request
 
 from api.errors import ApiError
-from core.tenancy.site_keys import TokenError
 from core.tenancy.context import AuthError, TenantContext, visitor_context
+from core.tenancy.site_keys import TokenError
 
 
 def client_address(request: Request) -> str:
@@ -22,8 +22,8 @@ async def visitor(
     request: Request,
     x_site_key: str | None = Header(None, description="The tenant's public site key (pk_…), from the widget snippet."),
     x_customer_token: str | None = Header(
-        None, description="Optional: an identified customer's token, an HS256 JWT signed by the business's backend with "
-        "the tenant's secret (claims: sub = customer id, exp)."),
+        None, description="Optional: an identified customer's token, an HS256 JWT signed by the business's backend "
+        "with the tenant's secret (claims: sub = customer id, exp)."),
 ) -> TenantContext:
     """The TenantContext of a widget request, or 401 with what to fix. Async: one indexed read, no thread hop."""
     if not x_site_key:

@@ -10,7 +10,8 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     sub = parser.add_subparsers(dest="command", required=True)
     p = sub.add_parser("retrieval", help="hybrid retrieval vs bm25s / dense / RRF baselines")
-    p.add_argument("--dataset", action="append", help="xquad-es, xquad-en, mlqa-es, faquad-pt, xquad-en-es (default: all)")
+    p.add_argument("--dataset", action="append",
+                   help="xquad-es, xquad-en, mlqa-es, faquad-pt, xquad-en-es (default: all)")
     p.add_argument("--split", choices=["dev", "test"], default="dev")
     p.add_argument("--json", action="store_true", help="(output is always JSON)")
     p = sub.add_parser("scale", help="index build time and hybrid query latency at synthetic scale")

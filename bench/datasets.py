@@ -11,7 +11,8 @@ from pathlib import Path
 
 def data_root() -> Path:
     """Where the evaluation data lives: $COBERTURA_BENCH_DATA, default ../shared/bench-data."""
-    root = Path(os.environ.get("COBERTURA_BENCH_DATA", Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data"))
+    root = Path(os.environ.get("COBERTURA_BENCH_DATA",
+                               Path(__file__).resolve().parent.parent.parent / "shared" / "bench-data"))
     if not root.exists():
         raise SystemExit(f"Benchmark data not found at {root}; set COBERTURA_BENCH_DATA to the bench-data folder.")
     return root

@@ -29,10 +29,11 @@ import numpy as np
 
 from bench.datasets import data_root, split_of
 from bench.harness import cached_embedder, percentiles, scratch_settings
-from core.gaps.matching import GapTuning
-from core.gaps.backlog import Backlog
 from core.base.store import Store
-from core.tenancy.context import create_tenant, local_operator
+from core.gaps.backlog import Backlog
+from core.gaps.matching import GapTuning
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 
 SEED = 0
 
@@ -99,10 +100,11 @@ def banking_references(split: str, embedder) -> dict:
     else:
         fitted_on, scored = train[: len(train) // 2], train[len(train) // 2:]
     categories = sorted({c for _, c in train})
-    weights, bias = fit(embedder.queries([t for t, _ in fitted_on]), np.array([categories.index(c) for _, c in fitted_on]),
-                        len(categories))
+    weights, bias = fit(embedder.queries([t for t, _ in fitted_on]),
+                        np.array([categories.index(c) for _, c in fitted_on]), len(categories))
     vectors = embedder.queries([t for t, _ in scored])
-    supervised = pairwise(list(((vectors * FitSettings().scale) @ weights + bias).argmax(axis=1)), [c for _, c in scored])
+    supervised = pairwise(list(((vectors * FitSettings().scale) @ weights + bias).argmax(axis=1)),
+                          [c for _, c in scored])
     sample = scored[:3080]  # Ward is quadratic in memory: the test split's size
     labels = fcluster(linkage(vectors[: len(sample)], "ward"), len({c for _, c in sample}), "maxclust")
     return {"supervised": supervised, "offline_ward_known_k": {"utterances": len(sample),

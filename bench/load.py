@@ -312,7 +312,8 @@ def run(users: int = 50, seconds: float = 60.0, warmup_rounds: int = 2, ms_per_t
     def interrupted(*_):
         raise KeyboardInterrupt
 
-    previous = signal.signal(signal.SIGTERM, interrupted) if threading.current_thread() is threading.main_thread() else None
+    previous = (signal.signal(signal.SIGTERM, interrupted)
+                if threading.current_thread() is threading.main_thread() else None)
     server = Server(users, ms_per_token, data_dir, scratch, stages)
     try:
         server.wait_ready()
@@ -337,7 +338,8 @@ def run(users: int = 50, seconds: float = 60.0, warmup_rounds: int = 2, ms_per_t
     after = stats["process"]
     server_cpu = after["cpu_user_s"] + after["cpu_system_s"] - before["cpu_user_s"] - before["cpu_system_s"]
     client_cpu = (client_after.ru_utime + client_after.ru_stime) - (client_before.ru_utime + client_before.ru_stime)
-    report = {"users": users, "seconds": seconds, "commit": code_version(), "ms_per_token": ms_per_token, "questions": len(QUESTIONS), "unique_questions": unique,
+    report = {"users": users, "seconds": seconds, "commit": code_version(), "ms_per_token": ms_per_token,
+              "questions": len(QUESTIONS), "unique_questions": unique,
               "warmup": {"requests": len(warm), "errors": sum(bool(s.error) for s in warm),
                          "seconds": round(warm_elapsed, 1)},
               **summarize(samples, elapsed, ms_per_token, origin),
@@ -378,7 +380,8 @@ def table(report: dict) -> str:
         ("provider ms", ms(report["provider_ms"])),
         ("overhead ms (TTFT - provider)", ms(report["overhead_ms"])),
         ("overhead vs nominal ms", ms(report["overhead_vs_nominal_ms"])),
-        ("RSS MB start / end / growth", f"{report['rss_start_mb']} / {report['rss_end_mb']} / {report['rss_growth_mb']}"),
+        ("RSS MB start / end / growth",
+         f"{report['rss_start_mb']} / {report['rss_end_mb']} / {report['rss_growth_mb']}"),
         ("server CPU", f"{report['cpu']['server_cores']} cores, {report['cpu']['server_ms_per_request']} ms/request"),
         ("event loop lag ms", ms({k: v for k, v in (report["event_loop_lag_ms"] or {}).items() if k.endswith("_ms")})),
     ]

@@ -192,32 +192,35 @@ def _timed(name: str, fn):
 def install_stages(rt) -> None:
     """Time the stages of a turn by wrapping core functions in this process (a benchmark probe: nothing in
     ``core`` changes). Nested stages overlap: ``turn`` holds everything, ``retrieval`` its parts."""
+    from core.agent import loop
+    from core.agent.registry import ToolRegistry
+    from core.base.store import Store
     from core.channels import conversations as conversation
     from core.gaps import pii
-    from core.tenancy import settings as tenant_settings
-    from core.agent import loop
-    from core.agent.tools import Toolbox
-    from core.knowledge.embeddings import CachedEmbedder
     from core.gaps.backlog import Backlog
-    from core.knowledge.training import Index
+    from core.knowledge.embeddings import CachedEmbedder
     from core.knowledge.retrieval import Retriever
-    from core.base.store import Store
+    from core.knowledge.training import Index
+    from core.tenancy import settings as tenant_settings
 
-    ask = loop.Agent.ask
+    from core.channels.turn import Turns
 
-    @functools.wraps(ask)
-    def timed_ask(self, *args, **kwargs):
+    run = Turns.run_admitted
+
+    @functools.wraps(run)
+    def timed_run(self, *args, **kwargs):
         wall, cpu = time.perf_counter(), time.thread_time()
         try:
-            return ask(self, *args, **kwargs)
+            return run(self, *args, **kwargs)
         finally:
             STAGES.add("turn", time.perf_counter() - wall, time.thread_time() - cpu)
 
-    loop.Agent.ask = timed_ask
+    Turns.run_admitted = timed_run
     for owner, attr, name in (
             (loop, "check", "gate"), (loop, "followups", "followups"), (loop.Agent, "_citations", "citations"),
-            (Toolbox, "run", "tool_run"), (Retriever, "search", "retrieval"), (CachedEmbedder, "queries", "embed_query"),
-            (type(rt.index.vectors), "search", "dense_search"), (type(rt.index.vectors), "similarities", "dense_similarities"),
+            (ToolRegistry, "run", "tool_run"), (Retriever, "search", "retrieval"),
+            (CachedEmbedder, "queries", "embed_query"), (type(rt.index.vectors), "search", "dense_search"),
+            (type(rt.index.vectors), "similarities", "dense_similarities"),
             (type(rt.index.keywords), "search", "keyword_search"), (Index, "chunks", "chunks"),
             (conversation, "start", "db_conversation_start"), (conversation, "log_question", "db_log_question"),
             (conversation, "record_turn", "db_record_turn"), (conversation, "history", "db_history"),
@@ -292,9 +295,9 @@ def prepare(data_dir: Path, log=print) -> None:
 def build(data_dir: Path, users: int, ms_per_token: float, port: int, stages: bool = False):
     """The app (and its runtime) as the benchmark serves it."""
     from api.app import create_app
-    from core.tenancy import site_keys
     from core.base.config import load_settings
     from core.runtime import open_runtime
+    from core.tenancy import site_keys
     from core.tenancy.context import local_operator
 
     settings = load_settings({

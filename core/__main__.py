@@ -8,11 +8,10 @@ import sys
 from pathlib import Path
 
 from core.knowledge import sources as sources_mod
-from core.base.config import ConfigError
-from core.knowledge.extract import ExtractionError
-from core.gaps.backlog import GapError
+from core.base.errors import UserError
 from core.knowledge.sources import SourceError
-from core.tenancy.context import AuthError, TenancyError, create_tenant, create_user, list_tenants, local_operator
+from core.tenancy.context import CHANNELS, TenancyError, local_operator
+from core.tenancy.tenants import create_tenant, create_user, list_tenants
 
 
 def _print(data, as_json: bool, text: str) -> None:
@@ -146,29 +145,25 @@ def cmd_search(args) -> int:
 
 def cmd_ask(args) -> int:
     from core.agent.factory import make_agent
-    from core.channels.conversations import ConversationError
 
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
     agent = make_agent(rt, ctx=ctx)
 
     def one(question: str, conversation: str | None) -> dict:
-        return agent.ask(ctx, question, conversation_id=conversation, channel=args.channel).as_dict()
+        return rt.turns.run(ctx, agent, question, conversation_id=conversation, channel=args.channel).as_dict()
 
     if args.batch:
         for item, question in _batch(args.batch, "question"):
             try:
                 out = {"id": item.get("id"), **one(question, item.get("conversation"))}
-            except ConversationError as exc:
+            except UserError as exc:
                 out = {"id": item.get("id"), "status": "error", "error": str(exc)}
             print(json.dumps(out, ensure_ascii=False))
         return 0
     if not args.question:
         raise SourceError('Give a question: python -m core ask SLUG "question"')
-    try:
-        data = one(args.question, args.conversation)
-    except ConversationError as exc:
-        raise SourceError(str(exc)) from exc
+    data = one(args.question, args.conversation)
     if args.json:
         print(json.dumps(data, ensure_ascii=False, indent=2))
     else:
@@ -265,16 +260,8 @@ def cmd_status(args) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m core", description="Cobertura knowledge core. Data dir: $COBERTURA_DATA_DIR (default ./data).")
-    sub = parser.add_subparsers(dest="command", required=True)
-
-    def add(name, func, help_):
-        p = sub.add_parser(name, help=help_)
-        p.set_defaults(func=func)
-        p.add_argument("--json", action="store_true", help="machine-readable output")
-        return p
-
+def _setup_commands(add) -> None:
+    """Data dir, tenants and users."""
     p = add("init", cmd_init, "create the data dir, the schema and the trained demo tenant (idempotent)")
     p.add_argument("--no-train", action="store_true")
     p = add("tenants", cmd_tenants, "list tenants, or: tenants create SLUG [--name NAME]")
@@ -287,6 +274,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("email")
     p.add_argument("--role", required=True, choices=["admin", "editor", "qa"])
     p.add_argument("--password")
+
+
+def _knowledge_commands(add) -> None:
+    """Import, train, list and search the tree."""
     p = add("ingest", cmd_ingest, "import files, folders and web pages (http(s) URLs) into a tenant's tree")
     p.add_argument("slug")
     p.add_argument("paths", nargs="+")
@@ -305,25 +296,24 @@ def build_parser() -> argparse.ArgumentParser:
     p = add("ask", cmd_ask, "ask the agent (offline responder unless a provider is configured)")
     p.add_argument("slug")
     p.add_argument("question", nargs="?")
-    p.add_argument("--channel", default="web", choices=["web", "identified", "email", "sms", "team", "phone", "sandbox"])
+    p.add_argument("--channel", default="web", choices=list(CHANNELS))
     p.add_argument("--conversation", help="continue this conversation (follow-ups are rewritten from it)")
     p.add_argument("--batch", help="JSONL of {id, question, conversation?}; one result per line")
-    p = add("browse", cmd_browse, "one level of the tree")
+    p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
     p.add_argument("slug")
-    p.add_argument("path", nargs="?")
-    p = add("read", cmd_read, "the text of a document or folder")
-    p.add_argument("slug")
-    p.add_argument("path")
-    p = add("preview", cmd_preview, "exactly the text extracted from a source and how it is chunked")
-    p.add_argument("slug")
-    p.add_argument("path")
-    for name in ("star", "unstar"):
-        p = add(name, cmd_star, f"{name} a source (effective on the next answer)")
+
+
+def _tree_commands(add) -> None:
+    """The agent's verbs and the editor's operations on paths."""
+    for name, func, help_ in (("browse", cmd_browse, "one level of the tree"),
+                              ("read", cmd_read, "the text of a document or folder"),
+                              ("preview", cmd_preview, "exactly the text extracted from a source and how it is chunked"),
+                              ("star", cmd_star, "star a source (effective on the next answer)"),
+                              ("unstar", cmd_star, "unstar a source (effective on the next answer)"),
+                              ("rm", cmd_rm, "delete a source or folder (effective at once)")):
+        p = add(name, func, help_)
         p.add_argument("slug")
-        p.add_argument("path")
-    p = add("rm", cmd_rm, "delete a source or folder (effective at once)")
-    p.add_argument("slug")
-    p.add_argument("path")
+        p.add_argument("path", nargs="?" if name == "browse" else None)
     p = add("mv", cmd_mv, "move a source or folder")
     p.add_argument("slug")
     p.add_argument("old")
@@ -332,13 +322,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("slug")
     p.add_argument("path")
     p.add_argument("description")
-    p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
-    p.add_argument("slug")
-    from core.gaps import cli as gaps_cli
 
-    gaps_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="python -m core", description="Cobertura knowledge core. Data dir: "
+                                     "$COBERTURA_DATA_DIR (default ./data).")
+    sub = parser.add_subparsers(dest="command", required=True)
+
+    def add(name, func, help_):
+        p = sub.add_parser(name, help=help_)
+        p.set_defaults(func=func)
+        p.add_argument("--json", action="store_true", help="machine-readable output")
+        return p
+
+    _setup_commands(add)
+    _knowledge_commands(add)
+    _tree_commands(add)
+    from core.gaps import cli as gaps_cli
     from core.qa import cli as qa_cli
 
+    gaps_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     qa_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     return parser
 
@@ -347,7 +350,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.func(args)
-    except (SourceError, TenancyError, AuthError, ExtractionError, ConfigError, GapError) as exc:
+    except UserError as exc:  # every error a person can fix says what to do; anything else is a fault of ours
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

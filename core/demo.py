@@ -10,7 +10,8 @@ from core.knowledge import sources as sources_mod
 from core.knowledge.training import TrainReport
 from core.knowledge.ingest import ImportReport, import_paths
 from core.runtime import Runtime
-from core.tenancy.context import create_tenant, list_tenants, local_operator
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant, list_tenants
 
 SAMPLE_DIR = Path(__file__).resolve().parent.parent / "data" / "sample"
 DEMO_SLUG = "demo"

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from core.base.clock import SYSTEM, Clock
 from core.base.config import Settings, load_settings
 from core.knowledge.embeddings import Embedder, make_embedder
 from core.gaps.backlog import Backlog
@@ -10,6 +11,8 @@ from core.knowledge.training import Index
 from core.knowledge.browse import Knowledge
 from core.knowledge.retrieval import Retriever, Tuning
 from core.base.store import Store
+from core.channels import handoff
+from core.channels.turn import Turns
 from core.channels.webhooks import Notifier
 
 
@@ -22,6 +25,7 @@ class Runtime:
     knowledge: Knowledge
     backlog: Backlog
     notifier: Notifier
+    turns: Turns
 
     def close(self) -> None:
         self.notifier.close()
@@ -30,13 +34,16 @@ class Runtime:
 
 
 def open_runtime(settings: Settings | None = None, embedder: Embedder | None = None, tuning: Tuning | None = None,
-                 notifier: Notifier | None = None) -> Runtime:
+                 notifier: Notifier | None = None, clock: Clock = SYSTEM) -> Runtime:
     """Open (and migrate) everything under the settings' data directory."""
     settings = settings or load_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
-    store = Store(settings.db_path)
+    store = Store(settings.db_path, clock)
     index = Index(settings, store, embedder or make_embedder(settings))
     backlog = Backlog(store, index.embedder)
+    backlog.on_merge.append(lambda ctx, old, new: handoff.follow_merged_gap(ctx, store, old, new))
     backlog.adopt_raw_events()
     backlog.purge_all()  # retention on start (and hourly while recording, and `python -m core purge`)
-    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier or Notifier(store))
+    notifier = notifier or Notifier(store)
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier,
+                   Turns(store, backlog, notifier))

@@ -8,11 +8,11 @@ from pathlib import Path, PurePosixPath
 
 import streamlit as st
 
+from core.base.language import DETECTABLE
 from core.knowledge import ingest, sources
 from core.knowledge.extract import SUPPORTED
-from core.base.language import DETECTABLE
-from core.runtime import Runtime
 from core.knowledge.sources import SourceError
+from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages.source_actions import flash, guarded, select
 
@@ -37,7 +37,8 @@ def _create(rt: Runtime, ctx: TenantContext, kind: str) -> None:
     source = sources.save(ctx, rt.store, st.session_state.get(k["path"], ""), type=kind, replace=False,
                           title=st.session_state.get(k["title"], ""), content=st.session_state.get(k["content"], ""),
                           description=st.session_state.get(k["description"], ""),
-                          language=st.session_state.get(k["language"]) or "", starred=st.session_state.get(k["starred"], False))
+                          language=st.session_state.get(k["language"]) or "",
+                          starred=st.session_state.get(k["starred"], False))
     for key in k.values():
         st.session_state.pop(key, None)
     select(source.path)
@@ -77,7 +78,8 @@ def _zip(rt: Runtime, ctx: TenantContext, name: str, data: bytes, prefix: str, r
         for member in members:
             relative = PurePosixPath(member.filename.replace("\\", "/"))
             if relative.is_absolute() or ".." in relative.parts:
-                report.errors.append({"file": member.filename, "error": f"{member.filename}: unsafe path in {name}; skipped."})
+                report.errors.append({"file": member.filename,
+                                      "error": f"{member.filename}: unsafe path in {name}; skipped."})
                 continue
             target = root.joinpath(*relative.parts)
             target.parent.mkdir(parents=True, exist_ok=True)
@@ -93,7 +95,8 @@ def _zip(rt: Runtime, ctx: TenantContext, name: str, data: bytes, prefix: str, r
 def _upload(rt: Runtime, ctx: TenantContext) -> None:
     nonce = st.session_state.get("_upload_nonce", 0)
     prefix = st.session_state.get("upload_prefix", "").strip()
-    files = [*(st.session_state.get(f"upload_files_{nonce}") or []), *(st.session_state.get(f"upload_dir_{nonce}") or [])]
+    files = [*(st.session_state.get(f"upload_files_{nonce}") or []),
+             *(st.session_state.get(f"upload_dir_{nonce}") or [])]
     report = ingest.ImportReport()
     if prefix:
         sources.normalize_path(prefix)  # a bad prefix is refused before anything is imported

@@ -7,11 +7,24 @@ planted in the session state (or anywhere else) that the user does not belong to
 """
 from __future__ import annotations
 
+
 import streamlit as st
+from streamlit.runtime.pages_manager import PagesManager
 
 from core.demo import init_demo
 from core.runtime import Runtime, open_runtime
-from core.tenancy.context import AuthError, TenancyError, TenantContext, UserSession, authenticate, context_for, create_first_admin, has_users, list_tenants, memberships
+from core.tenancy.context import (
+    AuthError,
+    TenancyError,
+    TenantContext,
+    UserSession,
+    authenticate,
+    context_for,
+    create_first_admin,
+    has_users,
+    list_tenants,
+    memberships,
+)
 
 SESSION_KEY = "user_session"
 TENANT_KEY = "tenant"
@@ -93,6 +106,39 @@ def tenant_selector(rt: Runtime, session: UserSession) -> TenantContext | None:
         st.rerun()
     st.sidebar.caption(f"Data directory: `{rt.settings.data_dir}`")
     return context(rt)
+
+
+#: page file, title, icon, url path, roles that see it (admin sees everything)
+PAGES = [
+    ("pages/sources.py", "Sources", ":material/library_books:", "sources", {"editor", "qa"}),
+    ("pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
+    ("pages/inbox.py", "Inbox", ":material/inbox:", "inbox", {"editor"}),
+    ("pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
+    ("pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
+    ("pages/settings.py", "Settings", ":material/settings:", "settings", set()),
+]
+
+
+def allowed(role: str, roles: set[str]) -> bool:
+    return role == "admin" or role in roles
+
+
+def page_context(rt: Runtime, url_path: str) -> TenantContext:
+    """The context a page runs under; a page never renders outside app.py's frame.
+
+    A folder named ``pages/`` beside app.py makes Streamlit serve its files on their own (legacy file-based
+    navigation) until a run of app.py calls ``st.navigation``: a direct URL on a fresh server would run a
+    page without the sign-in and the role gate. A page run that way shows only the way to sign in and
+    stops. The role gate is checked here again as well: a role that may not open the page stops."""
+    if PagesManager.uses_pages_directory:  # the legacy navigation ran this file, not app.py
+        st.info("Sign in first: open the [start page](/) of the admin app.")
+        st.stop()
+    ctx = context(rt)
+    roles = next(roles for _path, _title, _icon, url, roles in PAGES if url == url_path)
+    if not allowed(ctx.role, roles):
+        st.error(f"Your role in this tenant ({ctx.role}) cannot open this page.")
+        st.stop()
+    return ctx
 
 
 def context(rt: Runtime) -> TenantContext:

@@ -2,11 +2,11 @@
 editorial callback leaves for the next run of the page."""
 from __future__ import annotations
 
-from pages import common
 from core.base.config import ConfigError
 from core.gaps.backlog import GapError
 from core.knowledge.sources import SourceError
 from core.tenancy.context import AuthError
+from pages import common
 
 #: The errors of the backlog, the tree and the settings: their messages are written for the user.
 USER_ERRORS = (GapError, AuthError, SourceError, ConfigError)

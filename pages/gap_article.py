@@ -9,10 +9,10 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.knowledge import sources
+from core.gaps.backlog import Gap
 from core.gaps.drafting import draft_article, skeleton
 from core.gaps.replay import replay_gap
-from core.gaps.backlog import Gap
+from core.knowledge import sources
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages.display import md
@@ -76,7 +76,8 @@ def write_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
     top = st.columns([3, 1], vertical_alignment="center")
     by = st.session_state[keys["by"]]
     top[0].caption(f"Drafted by **{md(by)}**. "
-                   + ("" if chain else "No LLM configured (COBERTURA_PROVIDER): the draft lists the customers' questions. ")
+                   + ("" if chain else
+                      "No LLM configured (COBERTURA_PROVIDER): the draft lists the customers' questions. ")
                    + "Write the facts yourself; the agent will only say what the article says.")
     if chain:
         top[1].button(f"Draft with {', '.join(chain)}", icon=":material/auto_awesome:", key=f"llm_{gap.id}",
@@ -89,13 +90,16 @@ def write_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
                            help="Kept with the gap as a draft as you edit; the agent sees it only once published.")
     existing = sources.get(ctx, rt.store, sources.normalize_path(path)) if path.strip() else None
     if existing is not None:
-        st.warning(f"A source already exists at `{existing.path}` (“{md(existing.title)}”): publishing replaces its text.")
+        st.warning(f"A source already exists at `{existing.path}` (“{md(existing.title)}”): "
+                   "publishing replaces its text.")
     if PLACEHOLDER in content:
-        st.warning("The article still has [[FALTA: …]] placeholders: replace each with the real fact before publishing.")
+        st.warning("The article still has [[FALTA: …]] placeholders: "
+                   "replace each with the real fact before publishing.")
     buttons = st.container(horizontal=True)
     buttons.button("Save draft", icon=":material/save:", key=f"save_{gap.id}", on_click=guarded(_save_draft),
                    args=(rt, ctx, gap.id))
-    publish = buttons.button("Publish, train and check", icon=":material/publish:", type="primary", key=f"publish_{gap.id}")
+    publish = buttons.button("Publish, train and check", icon=":material/publish:", type="primary",
+                             key=f"publish_{gap.id}")
     if publish:
         samples = [s["sample"] for s in rt.backlog.samples(ctx, gap.id) if s["sample"]]
         if PLACEHOLDER in content:
@@ -196,7 +200,8 @@ def existing_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
                "The stored samples are asked again first; a changed source is trained before.")
     row = st.columns([3, 1], vertical_alignment="bottom")
     chosen = row[0].selectbox("Existing article", list(titles), index=None, key=f"existing_{gap.id}",
-                              format_func=lambda p: f"{p} — {titles[p]}", placeholder="Choose the source that answers this gap")
+                              format_func=lambda p: f"{p} — {titles[p]}",
+                              placeholder="Choose the source that answers this gap")
     if row[1].button("Check this article", icon=":material/fact_check:", key=f"check_existing_{gap.id}",
                      disabled=chosen is None, width="stretch"):
         try:

@@ -20,7 +20,8 @@ from pages.display import ago, md, stamp
 from pages.gap_actions import flash, guarded, show_flash
 from pages.gap_article import existing_tab, write_tab
 
-STATUS_FILTERS = {"To do (open + reopened)": None, "Open": "open", "Reopened": "reopened", "Closed": "closed", "All": None}
+STATUS_FILTERS = {"To do (open + reopened)": None, "Open": "open", "Reopened": "reopened", "Closed": "closed",
+                  "All": None}
 ORDERS = {"Most asked": "count", "Most recent": "recent"}
 STATUSES = ("open", "reopened", "closed")
 STATUS_COLOR = {"open": "red", "reopened": "orange", "closed": "green"}
@@ -34,8 +35,8 @@ def metrics_and_trend(rt: Runtime, ctx: TenantContext, gaps: list[Gap]) -> None:
     per_day = pd.DataFrame(rows, columns=["day", "language", "channel", "questions"])
     per_day["day"] = pd.to_datetime(per_day["day"]).dt.date
     last7 = int(per_day.loc[per_day["day"] > today - timedelta(days=7), "questions"].sum())
-    before7 = int(per_day.loc[(per_day["day"] <= today - timedelta(days=7)) & (per_day["day"] > today - timedelta(days=14)),
-                              "questions"].sum())
+    before7 = int(per_day.loc[(per_day["day"] <= today - timedelta(days=7))
+                              & (per_day["day"] > today - timedelta(days=14)), "questions"].sum())
     counts = {s: sum(1 for g in gaps if g.status == s) for s in STATUSES}
     cols = st.columns(5)
     cols[0].metric("Open", counts["open"], border=True, help="Gaps no article answers yet.")
@@ -58,7 +59,8 @@ def metrics_and_trend(rt: Runtime, ctx: TenantContext, gaps: list[Gap]) -> None:
     start = pd.Timestamp(today - timedelta(days=30))
     fig.update_xaxes(range=[start - pd.Timedelta(hours=12), pd.Timestamp(today) + pd.Timedelta(hours=12)],
                      tickformat="%d %b")
-    fig.update_yaxes(rangemode="tozero", tick0=0, dtick=max(1, int(by_language.groupby("day")["questions"].sum().max() // 4)))
+    fig.update_yaxes(rangemode="tozero", tick0=0,
+                     dtick=max(1, int(by_language.groupby("day")["questions"].sum().max() // 4)))
     fig.update_layout(margin=dict(l=0, r=0, t=30, b=0), bargap=0.15,
                       title=dict(text="Uncovered questions per day, last 30 days", font=dict(size=14)),
                       legend=dict(orientation="h", yanchor="bottom", y=1.02, xanchor="right", x=1, title=None))
@@ -66,7 +68,7 @@ def metrics_and_trend(rt: Runtime, ctx: TenantContext, gaps: list[Gap]) -> None:
 
 
 def filters(gaps: list[Gap]) -> tuple[str, list[str], list[str], str]:
-    languages = sorted({l for g in gaps for l in g.languages})
+    languages = sorted({lang for g in gaps for lang in g.languages})
     channels = sorted({c for g in gaps for c in g.channels})
     cols = st.columns([2, 2, 2, 2, 1], vertical_alignment="bottom")
     status = cols[0].selectbox("Status", list(STATUS_FILTERS), key="gaps_status")
@@ -119,15 +121,17 @@ def table(shown: list[Gap]) -> None:
     st.session_state["_gaps_table_ids"] = [g.id for g in shown]
     st.dataframe(
         frame.style.map(lambda status: STATUS_CSS.get(status, ""), subset=["Status"]),
-        hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row", height=min(38 + 35 * len(shown), 400),
+        hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row",
+        height=min(38 + 35 * len(shown), 400),
         column_order=[c for c in frame.columns if c != "Article" or any(g.article_path for g in shown)],
         column_config={
             "#": st.column_config.NumberColumn(width=50, format="%d"),
             "Question": st.column_config.TextColumn(width=290, help="The gap's label (rename it below)"),
             "Languages": st.column_config.TextColumn(width="small"),
             "Channels": st.column_config.TextColumn(width=150),
-            "Asked": st.column_config.ProgressColumn(min_value=0, max_value=top, format="%d×", width="small",
-                                                     help="Questions merged into this gap, kept after samples are purged"),
+            "Asked": st.column_config.ProgressColumn(
+                min_value=0, max_value=top, format="%d×", width="small",
+                help="Questions merged into this gap, kept after samples are purged"),
             "Last seen": st.column_config.DatetimeColumn(format="distance"),
             "Article": st.column_config.TextColumn(width="medium", help="The article the gap was closed with"),
         },
@@ -141,8 +145,9 @@ def detail(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[Gap]) -> N
         head, actions = st.columns([5, 2], vertical_alignment="top")
         with head:
             st.subheader(f"#{gap.id} · {md(gap.label)} :{STATUS_COLOR[gap.status]}-badge[{gap.status}]", anchor=False)
-            facts = [f"asked **{gap.count}×**", f"first seen {stamp(gap.first_seen)}", f"last seen {ago(gap.last_seen)}",
-                     f"languages {', '.join(gap.languages) or '—'}", f"channels {', '.join(gap.channels) or '—'}"]
+            facts = [f"asked **{gap.count}×**", f"first seen {stamp(gap.first_seen)}",
+                     f"last seen {ago(gap.last_seen)}", f"languages {', '.join(gap.languages) or '—'}",
+                     f"channels {', '.join(gap.channels) or '—'}"]
             handed = handoff.by_gap(ctx, rt.store).get(gap.id)
             if handed:  # what this gap costs the team: conversations a person had to take over (see the Inbox)
                 facts.append(f"handed to a person **{handed['total']}×** ({handed['open']} open in the Inbox)")
@@ -155,7 +160,8 @@ def detail(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[Gap]) -> N
             with st.popover("Rename", icon=":material/edit:"):
                 key = f"label_{gap.id}"
                 st.session_state.setdefault(key, gap.label)
-                st.text_input("Label", key=key, help="A few words that name the question; kept when samples are purged.")
+                st.text_input("Label", key=key,
+                              help="A few words that name the question; kept when samples are purged.")
                 st.button("Save label", key=f"rename_{gap.id}", on_click=guarded(_rename), args=(rt, ctx, gap.id))
             if gap.status == "closed":
                 st.button("Reopen", icon=":material/undo:", key=f"reopen_{gap.id}", on_click=guarded(_reopen),
@@ -265,7 +271,8 @@ def merge_split_tab(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[G
         st.multiselect("Gaps to fold in", list(others), key=f"merge_{gap.id}",
                        format_func=lambda i: gap_option(others[i]), placeholder="Choose gaps")
         st.button("Merge into this gap", icon=":material/merge:", key=f"do_merge_{gap.id}",
-                  disabled=not st.session_state.get(f"merge_{gap.id}"), on_click=guarded(_merge), args=(rt, ctx, gap.id))
+                  disabled=not st.session_state.get(f"merge_{gap.id}"), on_click=guarded(_merge),
+                  args=(rt, ctx, gap.id))
     with split:
         st.markdown("**Split** samples out into a new gap: they were a different question.")
         samples = {s["id"]: s for s in rt.backlog.samples(ctx, gap.id)}
@@ -273,7 +280,8 @@ def merge_split_tab(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[G
                        format_func=lambda i: samples[i]["sample"] or f"(purged) {stamp(samples[i]['at'])}")
         st.text_input("Label of the new gap (optional)", key=f"split_label_{gap.id}")
         st.button("Split into a new gap", icon=":material/call_split:", key=f"do_split_{gap.id}",
-                  disabled=not st.session_state.get(f"split_{gap.id}"), on_click=guarded(_split), args=(rt, ctx, gap.id))
+                  disabled=not st.session_state.get(f"split_{gap.id}"), on_click=guarded(_split),
+                  args=(rt, ctx, gap.id))
 
 
 # -- the page -----------------------------------------------------------------------------------------------
@@ -285,12 +293,13 @@ def empty_state(slug: str) -> None:
         "article that answers it, check it against the stored questions, and close the gap.",
         icon=":material/inbox:",
     )
-    st.caption(f"Try it: `python -m core ask {slug} \"a question your knowledge does not answer\"`, then reload this page.")
+    st.caption(f"Try it: `python -m core ask {slug} \"a question your knowledge does not answer\"`, "
+               "then reload this page.")
 
 
 def main() -> None:
     rt = common.runtime()
-    ctx = common.context(rt)
+    ctx = common.page_context(rt, "gaps")
     st.title("Gap backlog")
     st.caption("What the agent could not answer, most asked first. Write the article, check that it answers the "
                "stored questions, close the gap.")

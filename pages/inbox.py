@@ -7,15 +7,13 @@ reopen, and retry a failed webhook delivery. Admins and editors only.
 """
 from __future__ import annotations
 
-
 import streamlit as st
 
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import settings as tenant_settings
+from core.channels import conversations, handoff
 from core.channels.conversations import ConversationError
 from core.channels.handoff import HandoffError
 from core.runtime import Runtime
+from core.tenancy import settings as tenant_settings
 from core.tenancy.context import AuthError, TenantContext
 from pages import common
 from pages.display import age_seconds, ago, md, stamp
@@ -266,7 +264,7 @@ def orphans(listed: set[int]) -> None:
 # -- the page -----------------------------------------------------------------------------------------------
 def main() -> None:
     rt = common.runtime()
-    ctx = common.context(rt)
+    ctx = common.page_context(rt, "inbox")
     st.title("Inbox")
     if not (ctx.can("editor") or ctx.can("admin")):
         st.error(f"Only an admin or an editor answers handoffs; you are signed in as {ctx.role}.")
@@ -282,7 +280,8 @@ def main() -> None:
     cols[1].metric("Closed", counts["closed"], border=True)
     cols[2].metric("Webhook failures", failed, border=True, help="Handoffs the tenant's webhook did not receive.")
     chosen = cols[3].radio("Show", list(FILTERS), key="inbox_status", horizontal=True,
-                           format_func=lambda name: f"{name} ({counts[FILTERS[name]] if FILTERS[name] else len(everything)})")
+                           format_func=lambda name:
+                               f"{name} ({counts[FILTERS[name]] if FILTERS[name] else len(everything)})")
     show_flash()
     wanted = FILTERS[chosen]
     shown = [h for h in everything if wanted is None or h["status"] == wanted]

@@ -11,8 +11,9 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.qa import suites as qa, runs as qa_runs
-from core.channels.conversations import CHANNELS, SUPPORT_CHANNELS, ConversationError
+from core.channels.conversations import CHANNELS, ConversationError
+from core.tenancy.context import SUPPORT_CHANNELS
+from core.qa import runs as qa_runs, suites as qa
 from core.runtime import Runtime
 from core.tenancy.context import AuthError, TenantContext
 from pages import common
@@ -41,8 +42,8 @@ def percent(rate: float | None) -> str:
 def create_form(rt: Runtime, ctx: TenantContext, can_edit: bool) -> None:
     with st.form("qa_new_suite", clear_on_submit=True, border=False):
         row = st.columns([3, 1], vertical_alignment="bottom")
-        name = row[0].text_input("New suite", key="qa_new_suite_name", placeholder="e.g. smoke, returns, before release",
-                                 disabled=not can_edit)
+        name = row[0].text_input("New suite", key="qa_new_suite_name",
+                                 placeholder="e.g. smoke, returns, before release", disabled=not can_edit)
         submitted = row[1].form_submit_button("Create suite", icon=":material/add:", key="qa_create",
                                               disabled=not can_edit, width="stretch")
     if submitted:
@@ -113,7 +114,8 @@ def case_form(rt: Runtime, ctx: TenantContext, suite: qa.Suite, case: qa.Case | 
         row = st.columns(2)
         channel = row[0].selectbox("Channel", CHANNELS, key=f"qa_channel_{ref}",
                                    index=CHANNELS.index(case.channel) if case else 0,
-                                   help=f"The second uncovered question hands off only in {', '.join(SUPPORT_CHANNELS)}.")
+                                   help="The second uncovered question hands off only in "
+                                        f"{', '.join(SUPPORT_CHANNELS)}.")
         expect = row[1].selectbox("The agent must", qa.EXPECTATIONS, key=f"qa_expect_{ref}",
                                   index=qa.EXPECTATIONS.index(case.expect) if case else 0,
                                   format_func=lambda e: EXPECT_LABELS[e])
@@ -193,10 +195,12 @@ def import_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool)
                       + (f", replaced {report.removed}" if report.removed else "") + ".")
                 st.rerun()
     with right:
-        st.download_button("Export JSONL", data=lambda: qa.export_jsonl(ctx, rt.store, suite.id), key=f"qa_export_{suite.id}",
-                           file_name=f"qa-{ctx.tenant_slug}-{suite.name}.jsonl", mime="application/jsonl",
+        st.download_button("Export JSONL", data=lambda: qa.export_jsonl(ctx, rt.store, suite.id),
+                           key=f"qa_export_{suite.id}", file_name=f"qa-{ctx.tenant_slug}-{suite.name}.jsonl",
+                           mime="application/jsonl",
                            icon=":material/download:", on_click="ignore", width="stretch", disabled=not suite.cases)
-        st.caption(f"Run it in CI: `python -m core qa run {ctx.tenant_slug} \"{suite.name}\"` (exit 1 when a case fails).")
+        st.caption(f"Run it in CI: `python -m core qa run {ctx.tenant_slug} \"{suite.name}\"` "
+                   "(exit 1 when a case fails).")
 
 
 # -- runs -------------------------------------------------------------------------------------------------------
@@ -304,7 +308,7 @@ def run_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
 # -- the page ---------------------------------------------------------------------------------------------------
 def main() -> None:
     rt = common.runtime()
-    ctx = common.context(rt)
+    ctx = common.page_context(rt, "qa")
     can_edit = ctx.can("qa")
     st.title("QA suites")
     st.caption("Questions with what the agent must do. Run a suite after changing the knowledge or the settings, "

@@ -13,14 +13,14 @@ import json
 import pandas as pd
 import streamlit as st
 
-from core.channels import conversations
-from core.knowledge import sources
-from core.tenancy import settings as tenant_settings
 from core.agent.factory import make_agent
 from core.base.config import ConfigError
+from core.channels import conversations
 from core.channels.conversations import CHANNELS, ConversationError
-from core.runtime import Runtime
+from core.knowledge import sources
 from core.knowledge.sources import SourceError
+from core.runtime import Runtime
+
 from core.tenancy.context import AuthError, TenantContext
 from pages import common
 from pages.display import md
@@ -71,7 +71,6 @@ def open_form(key: str) -> None:
 # -- asking ------------------------------------------------------------------------------------------
 def ask(rt: Runtime, ctx: TenantContext, question: str) -> dict:
     """One turn in the current conversation (started here, with the customer id, when there is none)."""
-    question = conversations.check_message(question)
     channel = st.session_state[K_CHANNEL]
     customer = None
     if st.session_state[K_WHO] == WHO[1]:
@@ -80,11 +79,13 @@ def ask(rt: Runtime, ctx: TenantContext, question: str) -> dict:
             raise ConversationError("Write the customer's id, or chat as Anonymous.")
     agent = make_agent(rt, ctx=ctx)  # the tenant's agent: its settings, provider and model
     conversation_id = st.session_state.get(K_CONVERSATION)
+    # a disabled channel (or an empty message) is refused before any row is written
+    admitted = rt.turns.admit(ctx, question, channel, conversation_id)
     if conversation_id is None:
-        tenant_settings.admit(ctx, rt.store, channel)  # a disabled channel is refused before any row is written
-        conversation_id = conversations.start(ctx, rt.store, channel, customer).id
-        st.session_state[K_CONVERSATION] = conversation_id
-    result = agent.ask(ctx, question, conversation_id=conversation_id, channel=channel)
+        admitted.conversation = conversations.start(ctx, rt.store, channel, customer)
+        conversation_id = st.session_state[K_CONVERSATION] = admitted.conversation.id
+    result = rt.turns.run_admitted(ctx, agent, admitted)
+    question = admitted.message
     turn = {"key": f"{conversation_id}_{len(st.session_state[K_TURNS])}", "question": question, **result.as_dict()}
     st.session_state[K_TURNS].append(turn)
     return turn
@@ -108,8 +109,8 @@ def candidates_frame(call: dict, hits: list[dict]) -> pd.DataFrame:
         "Score": r.get("score"), "Similarity": r.get("similarity"), "Best sentence": r.get("sentence_similarity"),
         "Phrasings agree": r.get("phrasings_agree"), "BM25": r.get("bm25"), "Found by": r.get("found_by", ""),
         "Selected": "✓ selected" if r.get("selected") else "✗ dropped", "Why": r.get("reason", ""),
-    } for r in rows], columns=["Chunk", "Path", "Type", "Score", "Similarity", "Best sentence", "Phrasings agree", "BM25",
-                                    "Found by", "Selected", "Why"])
+    } for r in rows], columns=["Chunk", "Path", "Type", "Score", "Similarity", "Best sentence", "Phrasings agree",
+                                    "BM25", "Found by", "Selected", "Why"])
 
 
 def show_trace(trace: dict) -> None:
@@ -132,6 +133,14 @@ def show_trace(trace: dict) -> None:
             "#": n, "Tool": c.get("tool", ""), "Arguments": json.dumps(c.get("arguments", {}), ensure_ascii=False),
             "Result": c.get("status") or "", "Ids": len(c.get("ids") or []),
         } for n, c in enumerate(calls, start=1)]), hide_index=True, width="stretch")
+    show_searches(calls, trace.get("hits") or [])
+    show_gate_rounds(trace.get("gate") or [])
+    if not trace.get("gate") and trace.get("abstained") is None and not trace.get("fault"):
+        st.caption("The gate judged nothing this turn.")
+
+
+def show_searches(calls: list[dict], hits: list[dict]) -> None:
+    """Each knowledge search of the turn: its rewritten query and every candidate, selected or dropped."""
     searches = [c for c in calls if c.get("tool") == "search_knowledge"]
     for n, call in enumerate(searches, start=1):
         asked = str((call.get("arguments") or {}).get("query", ""))
@@ -142,7 +151,7 @@ def show_trace(trace: dict) -> None:
         if "floor" in call:
             head += f" · similarity floor {call['floor']:.3f} · {call.get('ms', 0):.0f} ms"
         st.markdown(head)
-        frame = candidates_frame(call, trace.get("hits") or [])
+        frame = candidates_frame(call, hits)
         if frame.empty:
             st.caption("No candidate at all: nothing trained matched these words.")
         else:
@@ -153,11 +162,16 @@ def show_trace(trace: dict) -> None:
                 "Similarity": st.column_config.NumberColumn(format="%.3f", width="small"),
                 "BM25": st.column_config.NumberColumn(format="%.2f", width="small"),
                 "Found by": st.column_config.TextColumn(width="small"),
-                "Selected": st.column_config.TextColumn(width="small"), "Why": st.column_config.TextColumn(width="large")})
+                "Selected": st.column_config.TextColumn(width="small"),
+                "Why": st.column_config.TextColumn(width="large")})
         hidden = call.get("dropped_total", 0) - sum(1 for r in call.get("candidates", []) if not r.get("selected"))
         if hidden > 0:
             st.caption(f"{hidden} weaker dropped candidate(s) not kept in the trace.")
-    for gate in trace.get("gate") or []:
+
+
+def show_gate_rounds(rounds: list[dict]) -> None:
+    """The grounding gate's verdict on each claim, per round (the answer, then any revision)."""
+    for gate in rounds:
         label = "answer" if gate["round"] == 0 else "revision"
         st.markdown(f"**Gate, round {gate['round'] + 1} ({label})** — " + ("passed" if gate["ok"] else "did not pass"))
         st.dataframe(pd.DataFrame([{
@@ -166,10 +180,10 @@ def show_trace(trace: dict) -> None:
             "Support": c.get("support", 0.0),
         } for c in gate["claims"]], columns=["Claim", "Verdict", "Cites", "Detail", "Support"]),
             hide_index=True, width="stretch", column_config={
-                "Claim": st.column_config.TextColumn(width="large"), "Cites": st.column_config.TextColumn(width="small"), "Detail": st.column_config.TextColumn(width="large"),
+                "Claim": st.column_config.TextColumn(width="large"),
+                "Cites": st.column_config.TextColumn(width="small"),
+                "Detail": st.column_config.TextColumn(width="large"),
                 "Support": st.column_config.NumberColumn(format="%.2f", width="small")})
-    if not trace.get("gate") and trace.get("abstained") is None and not trace.get("fault"):
-        st.caption("The gate judged nothing this turn.")
 
 
 def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
@@ -253,7 +267,7 @@ def show_turn(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
 
 # -- the page ------------------------------------------------------------------------------------------
 rt = common.runtime()
-ctx = common.context(rt)
+ctx = common.page_context(rt, "sandbox")
 if st.session_state.get(K_TENANT) != ctx.tenant_slug:  # another tenant: another conversation
     st.session_state[K_TENANT] = ctx.tenant_slug
     new_conversation()

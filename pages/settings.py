@@ -10,11 +10,11 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.tenancy import members, settings as tenant_settings
 from core.agent import prompts
-from core.channels.handoff import REASONS
 from core.base.language import DETECTABLE
+from core.channels.handoff import REASONS
 from core.runtime import Runtime
+from core.tenancy import members, settings as tenant_settings
 from core.tenancy.context import ROLES, TenantContext
 from core.tenancy.settings import TenantSettings
 from pages import common
@@ -41,7 +41,8 @@ def kill_switch(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> Non
     with st.container(border=True):
         if current.kill_switch:
             st.error("**The assistant is switched OFF.** Every question, on every channel, gets a fixed message "
-                     f"(“{prompts.message('switched_off', 'en')}”); no provider is called and nothing is logged as a gap.",
+                     f"(“{prompts.message('switched_off', 'en')}”); no provider is called and nothing is logged "
+                     "as a gap.",
                      icon=":material/power_off:")
             if st.button("Switch the assistant back on", key="kill_off", type="primary", icon=":material/power:"):
                 if attempt(tenant_settings.set_kill_switch, ctx, rt.store, False):
@@ -85,7 +86,8 @@ def agent(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
     fill("instructions", current.instructions)
     fill("guardrails", current.guardrails)
     st.caption("The built-in rules come first and cannot be overridden: answer only from the knowledge, cite every "
-               "claim, abstain when the material does not cover a question. Your instructions and guardrails add to them.")
+               "claim, abstain when the material does not cover a question. Your instructions and guardrails add "
+               "to them.")
     with st.form("settings_agent"):
         st.text_area("Instructions", key=k("instructions"), height=160, max_chars=tenant_settings.MAX_TEXT,
                      placeholder="Tone, who the customers are, what to mention (e.g. “Address customers informally; "
@@ -106,7 +108,8 @@ def agent(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
 def channels(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
     for channel in tenant_settings.CHANNELS:
         fill(f"channel_{channel}", channel in current.channels_enabled)
-    st.caption("A question on a channel that is not enabled is refused with an error; the kill switch stops all of them.")
+    st.caption("A question on a channel that is not enabled is refused with an error; "
+               "the kill switch stops all of them.")
     with st.form("settings_channels"):
         for channel in tenant_settings.CHANNELS:
             st.checkbox(f"**{channel}** — {CHANNEL_HELP.get(channel, '')}", key=k(f"channel_{channel}"))
@@ -245,7 +248,7 @@ def users(rt: Runtime, ctx: TenantContext) -> None:
 # -- website widget ----------------------------------------------------------------------------------------
 # -- page ------------------------------------------------------------------------------------------------------
 rt = common.open_app()
-ctx = common.context(rt)
+ctx = common.page_context(rt, "settings")
 if not ctx.can("admin"):
     st.error(f"Only an admin can see the settings of this tenant; you are signed in as {ctx.role}.")
     st.stop()

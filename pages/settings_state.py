@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import streamlit as st
 
-from pages import common
-from core.tenancy import settings as tenant_settings
 from core.base.config import ConfigError
 from core.gaps.model import GapError
-from core.tenancy.members import MemberError
 from core.runtime import Runtime
+from core.tenancy import settings as tenant_settings
 from core.tenancy.context import AuthError, TenancyError, TenantContext
+from core.tenancy.members import MemberError
 from core.tenancy.settings import TenantSettingsError
+from pages import common
 
 #: Errors whose messages are written for the admin: shown on the page, never as a traceback.
 USER_ERRORS = (TenantSettingsError, MemberError, TenancyError, AuthError, GapError, ConfigError)

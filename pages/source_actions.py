@@ -5,8 +5,8 @@ from __future__ import annotations
 import streamlit as st
 
 from core.knowledge.extract import ExtractionError
-from core.runtime import Runtime
 from core.knowledge.sources import SourceError
+from core.runtime import Runtime
 from core.tenancy.context import AuthError, TenantContext
 from pages import common
 

@@ -10,29 +10,25 @@ the previews only: no widget that changes anything is drawn for them.
 """
 from __future__ import annotations
 
-import html
-
 import pandas as pd
 import streamlit as st
 
-from core.curation import relocation
-from core.knowledge import sources
-from core.knowledge.chunking import MAX_CHARS, OVERLAP
-from core.curation.impact import impact
-from core.knowledge.training import chunk_id, chunk_source
 from core.base.language import DETECTABLE, fold
-from core.runtime import Runtime
+from core.curation import relocation
+from core.curation.impact import impact
+from core.knowledge import sources
 from core.knowledge.sources import Source, SourceError
+from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages import common
 from pages.add_sources import add_tab
-from pages.source_actions import SELECTED, flash, guarded, select, show_flash
 from pages.display import md, stamp
+from pages.source_actions import SELECTED, flash, guarded, select, show_flash
+from pages.source_preview import chunks_tab, impact_box
 
 FILTER = "src_filter"
-STATUS_CSS = {"changed since training": "color: #e37400", "never trained": "color: #d93025", "trained": "color: #188038"}
-CHUNK_COLORS = ("#dbeafe", "#dcfce7")  # alternate chunks
-OVERLAP_COLOR = "#fde68a"  # text that two neighbouring chunks share
+STATUS_CSS = {"changed since training": "color: #e37400", "never trained": "color: #d93025",
+              "trained": "color: #188038"}
 
 
 def status_of(source: Source) -> str:
@@ -99,7 +95,8 @@ def tree_rows(items: list[Source], descriptions: dict[str, str], query: str) -> 
         for i in range(1, len(parts)):
             folders.setdefault("/".join(parts[:i]), []).append(source)
     matched = {f for f in folders if wanted and hit(f, descriptions.get(f, ""))}  # a matching folder shows all below it
-    kept_paths = {s.path for s in items if hit(s.path, s.title, s.description)} | {s.path for f in matched for s in folders[f]}
+    kept_paths = ({s.path for s in items if hit(s.path, s.title, s.description)}
+                  | {s.path for f in matched for s in folders[f]})
     shown_folders = set()
     for path in kept_paths | matched:
         parts = path.split("/")
@@ -148,7 +145,8 @@ def tree(rows: list[dict]) -> None:
     st.session_state["_src_table_paths"] = [r["path"] for r in rows]
     st.dataframe(
         frame.style.map(lambda s: STATUS_CSS.get(s, "color: #e37400" if s else ""), subset=["Status"]),
-        hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row", height=min(38 + 35 * len(rows), 420),
+        hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row",
+        height=min(38 + 35 * len(rows), 420),
         column_config={
             "Tree": st.column_config.TextColumn(width=300),
             "Title / folder description": st.column_config.TextColumn(width="large"),
@@ -160,107 +158,7 @@ def tree(rows: list[dict]) -> None:
     )
 
 
-# -- impact preview -------------------------------------------------------------------------------------------
-def impact_box(report: dict, verb: str, proposed: bool = False) -> None:
-    """The answers, closed gaps and QA cases touched, shown before the change is saved."""
-    n, m, k = report["answers_affected"], report["closed_gaps"], len(report["qa_cases"])
-    window = f"last {report['days']} days, newest {report['limit']} at most"
-    if proposed and report["chunk_ids"] and not report["changed_chunk_ids"]:
-        st.info(f"**This {verb} changes no trained chunk**: answers, closed gaps and QA cases keep what they cited. "
-                f"(It is cited by {len(report['answers'])} recent answer(s); {m} closed gap(s), {k} QA case(s) rely on it.)",
-                icon=":material/check_circle:")
-    elif (n or m or k) and proposed:
-        changed = (f" — {len(report['changed_chunk_ids'])} of {len(report['chunk_ids'])} trained chunk(s) change"
-                   if report["chunk_ids"] else "")
-        st.warning(f"**This {verb} changes chunks cited by {n} recent answer(s), {m} closed gap(s), {k} QA case(s)**"
-                   f"{changed}. Check them before saving.", icon=":material/warning:")
-    elif n or m or k:
-        st.warning(f"**{verb} touches what {n} recent answer(s), {m} closed gap(s) and {k} QA case(s) cite**: after a "
-                   "move they name a path that no longer exists, after a delete the text they relied on is gone. "
-                   "Check them first.", icon=":material/warning:")
-    else:
-        st.success(f"No recent answer ({window}), closed gap or QA case cites this: nothing to check.",
-                   icon=":material/check_circle:")
-    if report["answers"]:
-        with st.expander(f"Recent answers citing it ({len(report['answers'])}, {window})", expanded=n > 0):
-            st.dataframe(pd.DataFrame({
-                "When": [stamp(a["at"]) for a in report["answers"]],
-                "Question": [a["question"] for a in report["answers"]],
-                "Answer (excerpt)": [a["answer"] for a in report["answers"]],
-                "Cites a changed chunk": ["✓" if a["affected"] else "–" for a in report["answers"]],
-                "Conversation": [a["conversation_id"] for a in report["answers"]],
-            }), hide_index=True, column_config={"Answer (excerpt)": st.column_config.TextColumn(width="large")},
-                column_order=None if proposed else ["When", "Question", "Answer (excerpt)", "Conversation"])
-    if report["gaps"]:
-        with st.expander(f"Gaps closed with it ({len(report['gaps'])})", expanded=m > 0):
-            st.dataframe(pd.DataFrame({
-                "#": [g["id"] for g in report["gaps"]], "Gap": [g["label"] for g in report["gaps"]],
-                "Status": [g["status"] for g in report["gaps"]], "Article": [g["article_path"] for g in report["gaps"]],
-                "Closed": [stamp(g["closed_at"]) for g in report["gaps"]], "Asked": [g["count"] for g in report["gaps"]],
-            }), hide_index=True)
-    if report["qa_cases"]:
-        with st.expander(f"QA cases expecting it ({k})", expanded=k > 0):
-            st.dataframe(pd.DataFrame({
-                "Suite": [str(c["suite"] or "") for c in report["qa_cases"]],
-                "Question": [c["question"] for c in report["qa_cases"]],
-                "Expects": [c["expect"] for c in report["qa_cases"]], "Cite": [c["cite"] for c in report["qa_cases"]],
-            }), hide_index=True)
-
-
 # -- the chosen source -----------------------------------------------------------------------------------------
-def preview_text(source: Source) -> str:
-    """The text the chunker cuts: a Q&A pair is 'question, newline, answer'; anything else its content."""
-    return f"{source.title.strip()}\n{source.content.strip()}" if source.type == "qa" else source.content
-
-
-def highlighted(text: str, spans: list[tuple[int, int, str]]) -> str:
-    """The exact text, each chunk tinted, the overlaps of neighbours in amber, a label at each chunk start."""
-    cuts = sorted({0, len(text), *(a for a, _, _ in spans), *(b for _, b, _ in spans)})
-    starts = {a: n for n, (a, _, _) in reversed(list(enumerate(spans, start=1)))}
-    out = []
-    for a, b in zip(cuts, cuts[1:]):
-        if a in starts:
-            out.append(f'<span style="background:#1e3a8a;color:#fff;border-radius:3px;padding:0 3px;font-size:0.7em;'
-                       f'user-select:none" title="chunk {starts[a]} starts">{starts[a]}</span>')
-        covering = [n for n, (s, e, _) in enumerate(spans) if s <= a and b <= e]
-        piece = html.escape(text[a:b])
-        if len(covering) > 1:
-            out.append(f'<span style="background:{OVERLAP_COLOR}" title="overlap of chunks '
-                       f'{" and ".join(str(c + 1) for c in covering)}">{piece}</span>')
-        elif covering:
-            out.append(f'<span style="background:{CHUNK_COLORS[covering[0] % 2]}" title="chunk {covering[0] + 1}">{piece}</span>')
-        else:
-            out.append(piece)
-    return ('<div style="white-space:pre-wrap;font-family:ui-monospace,monospace;font-size:0.85em;line-height:1.5;'
-            'max-height:520px;overflow:auto;border:1px solid #e5e7eb;border-radius:6px;padding:10px">'
-            + "".join(out) + "</div>")
-
-
-def chunks_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
-    text, spans = preview_text(source), chunk_source(source)
-    trained = {c.id for c in rt.index.chunks_of(ctx, source.id)}
-    rows = []
-    for n, (start, end, chunk) in enumerate(spans):
-        previous_end = spans[n - 1][1] if n else start
-        cid = chunk_id(source.id, n, chunk)
-        rows.append({"#": n + 1, "Start": start, "End": end, "Length": end - start,
-                     "Overlap with previous": max(0, previous_end - start) if n else 0,
-                     "Trained": "✓" if cid in trained else "pending", "Chunk id": cid, "Text": chunk})
-    note = "" if not source.changed else (
-        f" **Changed since training**: this is how the next training will cut it; {len(trained)} chunk(s) of the "
-        "earlier version are what the agent sees until then.")
-    st.caption(f"Exactly the text extracted from this source ({len(text)} characters) and its {len(spans)} chunk(s): at "
-               f"most {MAX_CHARS:,} characters each, neighbours overlapping by about {OVERLAP}. "
-               + ("A Q&A pair is cut as question, newline, answer." if source.type == "qa" else "") + note)
-    st.dataframe(pd.DataFrame(rows), hide_index=True, key=f"chunks_{source.id}", column_config={
-        "Text": st.column_config.TextColumn(width="large"), "Chunk id": st.column_config.TextColumn(width="small")})
-    st.markdown(f"<span style='background:{CHUNK_COLORS[0]};padding:0 6px'>chunk</span> "
-                f"<span style='background:{CHUNK_COLORS[1]};padding:0 6px'>next chunk</span> "
-                f"<span style='background:{OVERLAP_COLOR};padding:0 6px'>overlap (in both)</span> "
-                "untinted: between paragraphs, in no chunk", unsafe_allow_html=True)
-    st.html(highlighted(text, spans))
-
-
 FIELDS = ("title", "description", "language", "url", "content")
 
 
@@ -299,7 +197,8 @@ def edit_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
             _load(source)  # nothing typed here: show the stored version
         else:
             st.warning("This source was changed elsewhere since you started editing it: saving overwrites that "
-                       "version. **Discard changes** to start again from the stored one.", icon=":material/sync_problem:")
+                       "version. **Discard changes** to start again from the stored one.",
+                       icon=":material/sync_problem:")
     qa = source.type == "qa"
     left, right = st.columns([3, 1])
     left.text_input("Question" if qa else "Title", key=keys["title"])
@@ -311,7 +210,8 @@ def edit_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
         st.text_area("Answer" if qa else "Content", key=keys["content"], height=280)
     else:
         st.caption(f"The text of a {source.type} source is what was extracted from "
-                   f"{md(source.origin or source.url or 'its file')}; import it again to change it (see the chunks tab).")
+                   f"{md(source.origin or source.url or 'its file')}; import it again to change it "
+                   "(see the chunks tab).")
     proposed = {f: st.session_state[k] for f, k in keys.items()}
     if all(str(proposed[f]).strip() == str(getattr(source, f)).strip() for f in FIELDS):
         st.caption("No unsaved changes.")
@@ -333,7 +233,8 @@ def _move(rt: Runtime, ctx: TenantContext, path: str, key: str) -> None:
     select(new)
     follow = (f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at the new path."
               if moved.gaps or moved.qa_cases else "")
-    flash("success", f"Moved {len(moved.sources)} source(s) to `{new}`.{follow} Train to make the agent cite the new path.")
+    flash("success", f"Moved {len(moved.sources)} source(s) to `{new}`.{follow} "
+                     "Train to make the agent cite the new path.")
 
 
 def _delete(rt: Runtime, ctx: TenantContext, path: str) -> None:
@@ -453,13 +354,15 @@ def tree_tab(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
 def search_tab(rt: Runtime, ctx: TenantContext) -> None:
     query = st.text_input("Question", placeholder="¿Cuánto tarda un envío a Canarias?", key="src_search")
     if not query:
-        st.caption("What retrieval selects for a question, with its scores: the trained knowledge, as the agent sees it.")
+        st.caption("What retrieval selects for a question, with its scores: "
+                   "the trained knowledge, as the agent sees it.")
         return
     result = rt.retriever.search(ctx, query)
     st.caption(f"Rewritten: {md(result.rewritten)} · language {result.language} · {result.seconds * 1000:.0f} ms")
     for n, hit in enumerate(result.hits, start=1):
         with st.expander(f"{n}. {hit.path} — {hit.title} ({hit.type}, score {hit.score:.3f})", expanded=n == 1):
-            st.caption(f"similarity {hit.similarity:.3f} · bm25 {hit.bm25:.2f} · found by {hit.found_by} · {md(hit.reason)}")
+            st.caption(f"similarity {hit.similarity:.3f} · bm25 {hit.bm25:.2f} · found by {hit.found_by} · "
+                       f"{md(hit.reason)}")
             st.text(hit.text)
     if not result.hits:
         st.warning("No chunk supports this question well enough: the agent would abstain.")
@@ -467,7 +370,7 @@ def search_tab(rt: Runtime, ctx: TenantContext) -> None:
 
 def main() -> None:
     rt = common.runtime()
-    ctx = common.context(rt)
+    ctx = common.page_context(rt, "sources")
     editor = ctx.can("editor")
     header(rt, ctx, editor)
     show_flash()

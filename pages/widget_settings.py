@@ -7,12 +7,12 @@ from datetime import datetime, timezone
 
 import streamlit as st
 
-from pages.settings_state import attempt, fill, k, saved, update
-from core.tenancy import site_keys, settings as tenant_settings
 from core.channels import webhooks
 from core.runtime import Runtime
+from core.tenancy import settings as tenant_settings, site_keys
 from core.tenancy.context import TenantContext
 from core.tenancy.settings import TenantSettings
+from pages.settings_state import attempt, fill, k, saved, update
 
 
 def when(iso: str) -> str:
@@ -53,6 +53,17 @@ def confirmed(name: str, ask: str, warning: str, yes: str) -> bool:
 def website_widget(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
     keys = site_keys.ensure(ctx, rt.store)
     base = endpoint_base(rt.settings)
+    site_key_section(rt, ctx, keys, base)
+    st.divider()
+    signing_secret_section(rt, ctx, keys)
+    identified_customers_help(keys, base)
+    st.divider()
+    handoff_webhook_section(rt, ctx, current)
+    webhook_receiver_help()
+
+
+def site_key_section(rt: Runtime, ctx: TenantContext, keys, base: str) -> None:
+    """The snippet with the public site key, where it points, and rotating the key."""
     snippet = f'<script src="{base}/widget.js" data-site-key="{keys.public_key}" defer></script>'
     st.markdown("**Put the chat on your website**")
     st.caption("Paste this tag before `</body>` on every page that should show the chat. The site key is public: it "
@@ -73,7 +84,9 @@ def website_widget(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> 
         if attempt(site_keys.rotate_public_key, ctx, rt.store):
             saved("New site key made; the old one no longer works. Paste the new snippet on your site.")
 
-    st.divider()
+
+def signing_secret_section(rt: Runtime, ctx: TenantContext, keys) -> None:
+    """The signing secret (hidden until revealed), when it last changed, and rotating it."""
     st.markdown("**Signing secret**")
     st.caption("Your backend signs identified customers with it, and it signs our calls to your webhook. Keep it on "
                "your server only: never in a web page or in the browser.")
@@ -89,24 +102,33 @@ def website_widget(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> 
                  "new secret right after.",
                  "Yes, rotate the secret"):
         if attempt(site_keys.rotate_secret, ctx, rt.store):
-            saved("New secret made; tokens signed with the old one are refused. Update your backend and webhook receiver.")
+            saved("New secret made; tokens signed with the old one are refused. "
+                  "Update your backend and webhook receiver.")
+
+
+def identified_customers_help(keys, base: str) -> None:
+    """How a backend signs a customer token, with the tag and a Python example."""
     with st.expander("Identified customers: sign a token on your backend"):
         st.markdown(
-            "For a signed-in customer, add `data-customer-token` to the tag. The token is a standard **HS256 JWT** signed "
-            "with the secret above, with `sub` = your customer id and `exp` = its expiry (seconds since 1970, at most "
-            f"{site_keys.MAX_TOKEN_LIFETIME // 86400} days ahead). The agent then answers on the `identified` channel, "
-            "and a conversation it cannot resolve is handed to your team (the Inbox).")
+            "For a signed-in customer, add `data-customer-token` to the tag. The token is a standard **HS256 JWT** "
+            "signed with the secret above, with `sub` = your customer id and `exp` = its expiry (seconds since 1970, "
+            f"at most {site_keys.MAX_TOKEN_LIFETIME // 86400} days ahead). The agent then answers on the `identified` "
+            "channel, and a conversation it cannot resolve is handed to your team (the Inbox).")
         st.code(f'<script src="{base}/widget.js" data-site-key="{keys.public_key}"\n'
-                '        data-customer-token="TOKEN_FROM_YOUR_BACKEND" defer></script>', language="html", wrap_lines=True)
+                '        data-customer-token="TOKEN_FROM_YOUR_BACKEND" defer></script>',
+                language="html", wrap_lines=True)
         st.code('import os, time\n'
                 'import jwt  # pip install PyJWT\n\n'
                 'SECRET = os.environ["COBERTURA_SECRET"]  # the signing secret above, kept out of your code\n\n'
                 'def customer_token(customer_id: str) -> str:\n'
                 '    """A token for one signed-in customer, valid for an hour."""\n'
-                '    return jwt.encode({"sub": customer_id, "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")\n',
+                '    return jwt.encode({"sub": customer_id, "exp": int(time.time()) + 3600}, SECRET, '
+                'algorithm="HS256")\n',
                 language="python")
 
-    st.divider()
+
+def handoff_webhook_section(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
+    """The handoff webhook URL form."""
     st.markdown("**Handoff webhook**")
     st.caption("When the agent hands a conversation to a person, we POST it to this URL (as well as listing it in the "
                "Inbox): a helpdesk, a Slack or Zapier hook, your own endpoint. Empty = the Inbox only.")
@@ -119,14 +141,18 @@ def website_widget(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> 
         url = st.session_state[k("webhook_url")].strip()
         saved(f"Handoff webhook saved: new handoffs are sent to {url}." if url else
               "Handoff webhook removed: handoffs are listed in the Inbox only.")
+
+
+def webhook_receiver_help() -> None:
+    """What a webhook call carries, and how the receiver checks its signature."""
     attempts = 1 + len(webhooks.RETRY_DELAYS)
     with st.expander("What the webhook receives and how to check it is us"):
         st.markdown(
             "A JSON body `{\"event\": \"handoff.created\", \"tenant\": …, \"handoff\": {id, reason, conversation_id, "
-            "created_at, gap_id, transcript}}` with the headers `X-Cobertura-Event`, `X-Cobertura-Delivery` (a unique id "
-            "per call) and **`X-Cobertura-Signature: sha256=<hex>`**: the HMAC-SHA256 of the raw body with the secret "
-            f"above. Answer with any 2xx status within {webhooks.TIMEOUT_SECONDS:.0f} s; otherwise we try {attempts} times "
-            "in all, then the Inbox marks the handoff's delivery as failed (with a button to retry).")
+            "created_at, gap_id, transcript}}` with the headers `X-Cobertura-Event`, `X-Cobertura-Delivery` (a unique "
+            "id per call) and **`X-Cobertura-Signature: sha256=<hex>`**: the HMAC-SHA256 of the raw body with the "
+            f"secret above. Answer with any 2xx status within {webhooks.TIMEOUT_SECONDS:.0f} s; otherwise we try "
+            f"{attempts} times in all, then the Inbox marks the handoff's delivery as failed (with a button to retry).")
         st.code('import hashlib, hmac, os\n\n'
                 'SECRET = os.environ["COBERTURA_SECRET"]\n\n'
                 'def is_from_cobertura(raw_body: bytes, signature_header: str) -> bool:\n'

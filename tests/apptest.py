@@ -5,8 +5,9 @@ from pathlib import Path
 
 from streamlit.testing.v1 import AppTest
 
+from core.tenancy.context import authenticate
+from core.tenancy.tenants import create_user
 from pages import common
-from core.tenancy.context import authenticate, create_user
 
 APP = Path(__file__).resolve().parent.parent / "app.py"
 PASSWORD = "a long test password"

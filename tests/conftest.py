@@ -2,11 +2,12 @@ from __future__ import annotations
 
 import pytest
 
-from core.knowledge import sources
 from core.base.config import load_settings
+from core.knowledge import sources
 from core.knowledge.retrieval import Tuning
 from core.runtime import open_runtime
-from core.tenancy.context import create_tenant, local_operator
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 from tests.fakes import HashEmbedder
 
 RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la entrega."

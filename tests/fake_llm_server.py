@@ -62,7 +62,7 @@ class FakeLLMServer:
         with self._lock:
             self._queue.append(Scripted(body, status, delay, headers or {}))
 
-    def start(self) -> "FakeLLMServer":
+    def start(self) -> FakeLLMServer:
         self._thread.start()
         return self
 
@@ -72,7 +72,7 @@ class FakeLLMServer:
         self._server.server_close()
         self._thread.join(timeout=5)
 
-    def __enter__(self) -> "FakeLLMServer":
+    def __enter__(self) -> FakeLLMServer:
         return self.start()
 
     def __exit__(self, *exc: object) -> None:

@@ -53,7 +53,7 @@ class ScriptedProvider:
         self.queue = list(replies)
         self.calls: list[dict] = []
 
-    def enqueue(self, *replies) -> "ScriptedProvider":
+    def enqueue(self, *replies) -> ScriptedProvider:
         self.queue.extend(replies)
         return self
 
@@ -73,4 +73,5 @@ class ScriptedProvider:
         if isinstance(item, Reply):
             return item
         name, arguments = item  # ("search_knowledge", {"query": ...})
-        return Reply("", (ToolCall(f"call-{len(self.calls)}", name, arguments),), self.name, self.model, stop_reason="tool_use")
+        return Reply("", (ToolCall(f"call-{len(self.calls)}", name, arguments),), self.name, self.model,
+                     stop_reason="tool_use")

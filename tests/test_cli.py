@@ -49,7 +49,8 @@ def test_init_search_browse_read_with_the_real_model(data_dir, capsys):
 def test_batch_search(data_dir, capsys, tmp_path):
     run(capsys, "init", "--json")
     batch = tmp_path / "q.jsonl"
-    batch.write_text('{"id": "a", "query": "horario de la tienda de Madrid"}\n{"id": "b", "query": "Lumen Care Pro precio"}\n')
+    batch.write_text('{"id": "a", "query": "horario de la tienda de Madrid"}\n'
+                     '{"id": "b", "query": "Lumen Care Pro precio"}\n')
     code, out, _ = run(capsys, "search", "demo", "--batch", str(batch), "--k", "2")
     lines = [json.loads(line) for line in out.splitlines()]
     assert [line["id"] for line in lines] == ["a", "b"]
@@ -60,7 +61,8 @@ def test_tenants_users_ingest_train_sources(data_dir, capsys, tmp_path):
     assert run(capsys, "tenants", "create", "acme", "--name", "Acme")[0] == 0
     code, _, err = run(capsys, "tenants", "create", "Bad Slug")
     assert code == 2 and "lowercase letters" in err
-    assert run(capsys, "users", "create", "acme", "ann@acme.test", "--role", "editor", "--password", "long-enough")[0] == 0
+    assert run(capsys, "users", "create", "acme", "ann@acme.test", "--role", "editor",
+               "--password", "long-enough")[0] == 0
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "hours.md").write_text("# Hours\n\nOpen 9 to 5.", encoding="utf-8")
@@ -82,7 +84,8 @@ def test_tenants_users_ingest_train_sources(data_dir, capsys, tmp_path):
 def test_preview_shows_extracted_text_and_chunks(data_dir, capsys, tmp_path):
     run(capsys, "tenants", "create", "acme")
     doc = tmp_path / "long.md"
-    doc.write_text("# Long\n\n" + "\n\n".join(f"Paragraph {i}. " + "Some words here. " * 60 for i in range(3)), encoding="utf-8")
+    doc.write_text("# Long\n\n" + "\n\n".join(f"Paragraph {i}. " + "Some words here. " * 60 for i in range(3)),
+                   encoding="utf-8")
     run(capsys, "ingest", "acme", str(doc))
     code, out, _ = run(capsys, "preview", "acme", "long", "--json")
     data = json.loads(out)

@@ -4,22 +4,24 @@ offline responder so an outage of every remote provider still answers extractive
 With a tenant (``make_agent(rt, ctx=ctx)``) the tenant's settings (S2) apply: its name and its
 instructions and guardrails in the system prompt (below the built-in rules), and the provider and model
 it chose among those the environment configures (keys stay in the environment). The kill switch and
-the enabled channels are checked by ``Agent.ask`` itself on every turn.
+the enabled channels are checked by the turn pipeline (``core.channels.turn``) on every turn.
 """
 from __future__ import annotations
 
-from typing import Sequence
+from typing import TYPE_CHECKING, Sequence
 
 from core.tenancy import settings as tenant_settings
 from core.agent import prompts
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder
 from core.agent.protocol import Message, Provider, Reply, ToolSpec
-from core.runtime import Runtime
 from core.tenancy.context import AuthError, TenantContext
 
+if TYPE_CHECKING:
+    from core.runtime import Runtime
 
-def make_provider(rt: Runtime, provider: str = "", model: str = "") -> Provider:
+
+def make_provider(rt: "Runtime", provider: str = "", model: str = "") -> Provider:
     """The process's provider chain, or (``provider`` given) that one provider with ``model`` ("" = its
     default from the environment); either way ending with the offline responder."""
     from core.agent.providers.chain import ProviderChain, build_provider
@@ -35,7 +37,7 @@ def make_provider(rt: Runtime, provider: str = "", model: str = "") -> Provider:
 class TenantPrompt:
     """A provider that receives the tenant's instructions and guardrails after the built-in rules.
 
-    ``Agent.ask`` builds the system prompt with the built-in rules only; appending the tenant's part here
+    ``Agent.answer`` builds the system prompt with the built-in rules only; appending the tenant's part here
     gives exactly ``prompts.system_prompt(name, language, instructions, guardrails)``."""
 
     def __init__(self, inner: Provider, rules: str) -> None:
@@ -66,13 +68,13 @@ class TenantAgent(Agent):
 
     tenant_id: int
 
-    def ask(self, ctx: TenantContext, *args, **kwargs):
+    def answer(self, ctx: TenantContext, *args, **kwargs):
         if ctx.tenant_id != self.tenant_id:
             raise AuthError("This agent was built for another tenant; build one with make_agent(rt, ctx=ctx).")
-        return super().ask(ctx, *args, **kwargs)
+        return super().answer(ctx, *args, **kwargs)
 
 
-def make_agent(rt: Runtime, provider: Provider | None = None, *, ctx: TenantContext | None = None) -> Agent:
+def make_agent(rt: "Runtime", provider: Provider | None = None, *, ctx: TenantContext | None = None) -> Agent:
     """The process's agent; with ``ctx``, the agent of that tenant under its settings (build one per
     request or per tenant: settings are read when it is built, the kill switch on every turn)."""
     if ctx is None:

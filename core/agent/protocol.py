@@ -81,3 +81,13 @@ class Provider(Protocol):
         max_tokens: int = 1024,
         timeout: float = 60.0,
     ) -> Reply: ...
+
+
+@dataclass(frozen=True)
+class Dialogue:
+    """What the agent sees of a conversation: its channel, the last exchanges as (role, text) pairs, and the
+    ids earlier turns cited or read (still citable). Stored and in-memory conversations both give one."""
+
+    channel: str = "web"
+    history: tuple[tuple[str, str], ...] = ()
+    evidence_ids: tuple[str, ...] = ()

@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+from core.base.errors import UserError
 
 # Telemetry and hub look-ups off before any import that reads them (onnxruntime, chromadb, HF).
 for _name, _value in {
@@ -100,7 +101,7 @@ class Settings:
         return self.data_dir / "embedding-cache.db"
 
 
-class ConfigError(ValueError):
+class ConfigError(UserError):
     """A setting has a value the product cannot use; the message says which and what to do."""
 
 

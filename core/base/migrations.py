@@ -240,13 +240,7 @@ def _m006_tenant_settings(db: sqlite_utils.Database) -> None:
     )
 
 
-def _m005_qa(db: sqlite_utils.Database) -> None:
-    """QA suites (Q2): cases with their expectation, runs, and one result per case and run. A result keeps a
-    snapshot of its case (a deleted or edited case does not rewrite history) and the chunk ids it cited. A
-    deleted case keeps its row (``deleted_at``) so its id is never reused: a diff matches cases across runs by id."""
-    _run_script(
-        db,
-        """
+_QA_SCHEMA = """
         CREATE TABLE qa_suites (
             tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
             id INTEGER PRIMARY KEY,
@@ -301,8 +295,14 @@ def _m005_qa(db: sqlite_utils.Database) -> None:
             latency_ms INTEGER NOT NULL DEFAULT 0
         );
         CREATE INDEX qa_results_tenant_run ON qa_results (tenant_id, run_id, position)
-        """,
-    )
+        """
+
+
+def _m005_qa(db: sqlite_utils.Database) -> None:
+    """QA suites (Q2): cases with their expectation, runs, and one result per case and run. A result keeps a
+    snapshot of its case (a deleted or edited case does not rewrite history) and the chunk ids it cited. A
+    deleted case keeps its row (``deleted_at``) so its id is never reused: a diff matches cases across runs by id."""
+    _run_script(db, _QA_SCHEMA)
 
 
 def _m007_public(db: sqlite_utils.Database) -> None:

@@ -9,18 +9,13 @@ from __future__ import annotations
 import sqlite3
 import threading
 from contextlib import contextmanager
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterator
 
 import sqlite_utils
 
+from core.base.clock import SYSTEM, Clock
 from core.base.migrations import MIGRATIONS
-
-
-def utcnow() -> str:
-    """The current time as an ISO-8601 UTC string (the one format stored in the database)."""
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
 class Store:
@@ -30,8 +25,9 @@ class Store:
     the API serves requests from a pool): a transaction belongs to one thread and never silently
     absorbs another's writes. WAL lets readers go on while one writer holds the lock."""
 
-    def __init__(self, path: Path | str):
+    def __init__(self, path: Path | str, clock: Clock = SYSTEM):
         self.path = Path(path)
+        self.clock = clock
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._local = threading.local()
         self._connections: list[sqlite3.Connection] = []
@@ -67,7 +63,7 @@ class Store:
                 continue
             with self.write():
                 step(self.db)
-                self.db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, utcnow()])
+                self.db.execute("INSERT INTO _migrations (name, applied_at) VALUES (?, ?)", [name, self.clock.stamp()])
             applied.append(name)
         return applied
 

@@ -6,17 +6,15 @@ import json
 import uuid
 from dataclasses import dataclass
 
-from core.base.store import Store, utcnow
-from core.tenancy.context import TenantContext
+from core.base.store import Store
+from core.tenancy.context import CHANNELS, TenantContext
+from core.base.errors import UserError
 
-CHANNELS = ("web", "identified", "email", "sms", "team", "phone", "sandbox")
-#: Where a second uncovered question hands the conversation to a person (A4); the public widget only refuses.
-SUPPORT_CHANNELS = ("identified", "email", "sms", "team")
 MAX_MESSAGE_CHARS = 2000
 MAX_HISTORY_TURNS = 12
 
 
-class ConversationError(ValueError):
+class ConversationError(UserError):
     """Bad input for a conversation; the message says what was wrong and what to do."""
 
 
@@ -51,7 +49,7 @@ def start(ctx: TenantContext, store: Store, channel: str, customer_id: str | Non
     if channel not in CHANNELS:
         raise ConversationError(f"Channel {channel!r} is not known; use one of {', '.join(CHANNELS)}.")
     conversation_id = uuid.uuid4().hex[:16]
-    now = utcnow()
+    now = store.clock.stamp()
     with store.write() as db:
         db.execute(
             "INSERT INTO conversations (tenant_id, id, channel, customer_id, created_at, updated_at) VALUES (?,?,?,?,?,?)",
@@ -109,7 +107,7 @@ def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, quest
                 latency_ms: int, input_tokens: int, output_tokens: int, trace: dict, uncovered: bool) -> int:
     """Store one turn with its trace (A8); count uncovered questions for the channel policy."""
     # everything serialised before the write lock is taken: the lock is held for the inserts only
-    row = [ctx.tenant_id, conversation_id, utcnow(), question, status, answer, json.dumps(citations, ensure_ascii=False),
+    row = [ctx.tenant_id, conversation_id, store.clock.stamp(), question, status, answer, json.dumps(citations, ensure_ascii=False),
            json.dumps(evidence), int(truncated), provider, model, latency_ms, input_tokens, output_tokens,
            json.dumps(trace, ensure_ascii=False, default=str)]
     with store.write() as db:
@@ -120,7 +118,7 @@ def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, quest
         ).lastrowid
         db.execute(
             "UPDATE conversations SET updated_at = ?, uncovered = uncovered + ? WHERE tenant_id = ? AND id = ?",
-            [utcnow(), int(uncovered), ctx.tenant_id, conversation_id],
+            [store.clock.stamp(), int(uncovered), ctx.tenant_id, conversation_id],
         )
     return turn_id
 
@@ -156,7 +154,7 @@ def log_question(ctx: TenantContext, store: Store, conversation_id: str, channel
     with store.write() as db:
         db.execute("INSERT INTO question_log (tenant_id, at, conversation_id, channel, customer_id, language, question) "
                    "VALUES (?,?,?,?,?,?,?)",
-                   [ctx.tenant_id, utcnow(), conversation_id, channel, ctx.customer_id, language, question])
+                   [ctx.tenant_id, store.clock.stamp(), conversation_id, channel, ctx.customer_id, language, question])
 
 
 def _require_log_reader(ctx: TenantContext) -> None:
@@ -191,3 +189,18 @@ def turn_log(ctx: TenantContext, store: Store, limit: int = 50, before: int | No
     for row in rows:
         row["citations"], row["trace"], row["truncated"] = json.loads(row["citations"]), json.loads(row["trace"]), bool(row["truncated"])
     return rows
+
+
+def turns_citing(ctx: TenantContext, store: Store, chunk_ids: list[str], base: str, since: str,
+                 limit: int) -> list[dict]:
+    """Turns since ``since`` whose citations name one of ``chunk_ids`` or a path at or below ``base``, newest
+    first (what an edit there would change: the impact preview)."""
+    return store.query(
+        "SELECT t.id, t.conversation_id, t.at, t.question, t.answer, t.status, t.citations FROM turns t "
+        "WHERE t.tenant_id = ? AND t.at >= ? AND EXISTS (SELECT 1 FROM json_each(t.citations) c "
+        "  WHERE json_extract(c.value, '$.id') IN (SELECT value FROM json_each(?)) "
+        "  OR json_extract(c.value, '$.path') = ? "
+        "  OR (json_extract(c.value, '$.path') >= ? AND json_extract(c.value, '$.path') < ?)) "
+        "ORDER BY t.at DESC, t.id DESC LIMIT ?",
+        [ctx.tenant_id, since, json.dumps(chunk_ids), base, base + "/", base + "0", limit],
+    )

@@ -7,8 +7,9 @@ import json
 
 from core.channels import conversations
 from core.tenancy import settings as tenant_settings
-from core.base.store import Store, utcnow
+from core.base.store import Store
 from core.tenancy.context import AuthError, TenantContext
+from core.base.errors import UserError
 
 #: The built-in reasons (the agent itself uses them); the tenant's catalog adds its own.
 REASONS = tenant_settings.REASONS
@@ -18,7 +19,7 @@ _COLUMNS = ("id, conversation_id, reason, status, created_at, transcript, gap_id
             "webhook_status, webhook_attempts, webhook_error, webhook_at")
 
 
-class HandoffError(ValueError):
+class HandoffError(UserError):
     """Bad input for a handoff; the message says what was wrong and what to do."""
 
 
@@ -34,7 +35,7 @@ def create(ctx: TenantContext, store: Store, conversation_id: str, reason: str, 
         handoff_id = db.execute(
             "INSERT INTO handoffs (tenant_id, conversation_id, reason, status, created_at, transcript, gap_id, webhook_status) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            [ctx.tenant_id, conversation_id, reason, "open", utcnow(),
+            [ctx.tenant_id, conversation_id, reason, "open", store.clock.stamp(),
              json.dumps(transcript, ensure_ascii=False, default=str), gap_id, webhook],
         ).lastrowid
     conversations.mark_handed_off(ctx, store, conversation_id)
@@ -94,7 +95,7 @@ def reply(ctx: TenantContext, store: Store, handoff_id: int, text: str) -> dict:
         earlier = store.query("SELECT replies FROM handoffs WHERE tenant_id = ? AND conversation_id = ?",
                               [ctx.tenant_id, current["conversation_id"]])
         n = 1 + max((r.get("n", 0) for row in earlier for r in json.loads(row["replies"])), default=0)
-        replies = current["replies"] + [{"n": n, "at": utcnow(), "by": ctx.actor, "text": text}]
+        replies = current["replies"] + [{"n": n, "at": store.clock.stamp(), "by": ctx.actor, "text": text}]
         db.execute("UPDATE handoffs SET replies = ? WHERE tenant_id = ? AND id = ?",
                    [json.dumps(replies, ensure_ascii=False), ctx.tenant_id, handoff_id])
     return require(ctx, store, handoff_id)
@@ -106,7 +107,7 @@ def close(ctx: TenantContext, store: Store, handoff_id: int) -> dict:
     with store.write() as db:
         require(ctx, store, handoff_id)
         db.execute("UPDATE handoffs SET status = 'closed', closed_at = ?, closed_by = ? WHERE tenant_id = ? AND id = ?",
-                   [utcnow(), ctx.actor, ctx.tenant_id, handoff_id])
+                   [store.clock.stamp(), ctx.actor, ctx.tenant_id, handoff_id])
     return require(ctx, store, handoff_id)
 
 
@@ -125,7 +126,7 @@ def record_delivery(ctx: TenantContext, store: Store, handoff_id: int, status: s
     with store.write() as db:
         db.execute("UPDATE handoffs SET webhook_status = ?, webhook_attempts = webhook_attempts + ?, webhook_error = ?, "
                    "webhook_at = ? WHERE tenant_id = ? AND id = ?",
-                   [status, attempts, error, utcnow(), ctx.tenant_id, handoff_id])
+                   [status, attempts, error, store.clock.stamp(), ctx.tenant_id, handoff_id])
 
 
 def replies_for(ctx: TenantContext, store: Store, conversation_id: str, after: int = 0) -> list[dict]:
@@ -152,3 +153,10 @@ def by_gap(ctx: TenantContext, store: Store) -> dict[int, dict[str, int]]:
     rows = store.query("SELECT gap_id, COUNT(*) AS total, SUM(status = 'open') AS open FROM handoffs "
                        "WHERE tenant_id = ? AND gap_id IS NOT NULL GROUP BY gap_id", [ctx.tenant_id])
     return {row["gap_id"]: {"total": row["total"], "open": row["open"]} for row in rows}
+
+
+def follow_merged_gap(ctx: TenantContext, store: Store, old_gap_id: int, new_gap_id: int) -> None:
+    """Handoffs linked to a gap that was merged into another now link to that one."""
+    with store.write() as db:
+        db.execute("UPDATE handoffs SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
+                   [new_gap_id, ctx.tenant_id, old_gap_id])

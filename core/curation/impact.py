@@ -21,11 +21,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
+from core.gaps.backlog import gaps_with_article_at
 from core.qa import suites as qa
 from core.knowledge import sources as sources_mod
-from core.knowledge.training import chunk_id, chunk_source
+from core.knowledge.training import chunk_id, chunk_source, trained_chunks
 from core.knowledge.sources import Source
 from core.base.store import Store
+from core.channels import conversations
 from core.tenancy.context import TenantContext
 
 RECENT_DAYS = 30
@@ -55,16 +57,6 @@ def _scope(ctx: TenantContext, store: Store, base: str) -> tuple[str, list[Sourc
     return ("folder" if below else "none"), below
 
 
-def _trained_chunks(ctx: TenantContext, store: Store, source_ids: list[int]) -> list[dict]:
-    if not source_ids:
-        return []
-    return store.query(
-        "SELECT c.id, c.source_id, c.ordinal FROM chunks c WHERE c.tenant_id = ? "
-        "AND c.source_id IN (SELECT value FROM json_each(?)) ORDER BY c.source_id, c.ordinal",
-        [ctx.tenant_id, json.dumps(source_ids)],
-    )
-
-
 def proposed_chunk_ids(source: Source, proposed: dict) -> set[str]:
     """The chunk ids training would store for ``source`` with the ``proposed`` field values."""
     fields = {f: proposed.get(f, getattr(source, f)) for f in CHUNK_FIELDS}
@@ -74,15 +66,7 @@ def proposed_chunk_ids(source: Source, proposed: dict) -> set[str]:
 
 
 def _answers(ctx: TenantContext, store: Store, base: str, chunk_ids: list[str], since: str, limit: int) -> list[dict]:
-    rows = store.query(
-        "SELECT t.id, t.conversation_id, t.at, t.question, t.answer, t.status, t.citations FROM turns t "
-        "WHERE t.tenant_id = ? AND t.at >= ? AND EXISTS (SELECT 1 FROM json_each(t.citations) c "
-        "  WHERE json_extract(c.value, '$.id') IN (SELECT value FROM json_each(?)) "
-        "  OR json_extract(c.value, '$.path') = ? "
-        "  OR (json_extract(c.value, '$.path') >= ? AND json_extract(c.value, '$.path') < ?)) "
-        "ORDER BY t.at DESC, t.id DESC LIMIT ?",
-        [ctx.tenant_id, since, json.dumps(chunk_ids), base, base + "/", base + "0", limit],
-    )
+    rows = conversations.turns_citing(ctx, store, chunk_ids, base, since, limit)
     live = set(chunk_ids)
     out = []
     for row in rows:
@@ -96,15 +80,6 @@ def _answers(ctx: TenantContext, store: Store, base: str, chunk_ids: list[str], 
             "cited": [{"id": c.get("id", ""), "path": c.get("path", ""), "title": c.get("title", "")} for c in cited],
         })
     return out
-
-
-def _gaps(ctx: TenantContext, store: Store, base: str) -> list[dict]:
-    return store.query(
-        "SELECT id, label, status, article_path, closed_at, count FROM gaps WHERE tenant_id = ? "
-        "AND article_path IS NOT NULL AND (article_path = ? OR (article_path >= ? AND article_path < ?)) "
-        "ORDER BY status = 'closed' DESC, count DESC, id",
-        [ctx.tenant_id, base, base + "/", base + "0"],
-    )
 
 
 def impact(
@@ -133,14 +108,14 @@ def impact(
     store = _store(target)
     base = sources_mod.normalize_path(path)
     kind, scoped = _scope(ctx, store, base)
-    trained = _trained_chunks(ctx, store, [s.id for s in scoped])
+    trained = trained_chunks(ctx, store, [s.id for s in scoped])
     chunk_ids = [r["id"] for r in trained]
     if proposed is not None and kind == "source":
         keep = proposed_chunk_ids(scoped[0], proposed)
         changed = [cid for cid in chunk_ids if cid not in keep]
     else:
         changed = list(chunk_ids)
-    since = ((now or datetime.now(timezone.utc)) - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="seconds")
+    since = ((now or store.clock.now()) - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="seconds")
     answers = _answers(ctx, store, base, chunk_ids, since, limit)
     changed_set, live = set(changed), set(chunk_ids)
     for answer in answers:
@@ -149,7 +124,7 @@ def impact(
             answer["affected"] = True
         else:  # an answer that cited an earlier trained version (gone already) counts when anything changes
             answer["affected"] = bool(changed_set) and bool(ids & changed_set or ids - live)
-    gaps = _gaps(ctx, store, base)
+    gaps = gaps_with_article_at(ctx, store, base)
     return {
         "path": base, "kind": kind, "sources": [s.path for s in scoped],
         "chunk_ids": chunk_ids, "changed_chunk_ids": changed,

@@ -29,10 +29,11 @@ from core.gaps import pii
 from core.knowledge import sources as sources_mod
 from core.knowledge.embeddings import Embedder
 from core.gaps.matching import GapTuning, best_match, words
-from core.gaps.model import Gap, GapError, gap_of_row, require_editor, stamp, system_clock, topic_label
+from core.gaps.model import Gap, GapError, gap_of_row, require_editor, stamp, topic_label
 from core.gaps.reshaping import Reshaping
 from core.base.store import Store
-from core.tenancy.context import AuthError, TenantContext, local_operator
+from core.tenancy import context as tenancy
+from core.tenancy.context import AuthError, TenantContext, list_tenants, local_operator
 
 log = logging.getLogger(__name__)
 
@@ -67,8 +68,11 @@ class Backlog(Reshaping):
     """The backlog of one process: the store, the embedder that merges variants, a clock."""
 
     def __init__(self, store: Store, embedder: Embedder, tuning: GapTuning = GapTuning(),
-                 clock: Callable[[], datetime] = system_clock):
-        self.store, self.embedder, self.tuning, self.clock = store, embedder, tuning, clock
+                 clock: Callable[[], datetime] | None = None):
+        self.store, self.embedder, self.tuning = store, embedder, tuning
+        self.clock = clock or store.clock.now  # the runtime's one clock unless a test passes its own
+        #: called as (ctx, merged gap id, target gap id) inside a merge's transaction
+        self.on_merge: list[Callable[[TenantContext, int, int], None]] = []
         self._cache: dict[int, _Variants] = {}
         self._lock = threading.RLock()
         self._purged_at: dict[int, float] = {}
@@ -166,6 +170,48 @@ class Backlog(Reshaping):
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             [ctx.tenant_id, gap_id, stamp(self.clock), event, actor, article, sample,
              json.dumps(detail or {}, ensure_ascii=False)])
+
+    # -- the rows behind merge and split (core.gaps.reshaping decides; inside its transaction) ---------
+    def _fold_rows(self, ctx: TenantContext, from_id: int, into_id: int) -> None:
+        """Move a gap's variants and history to another gap, then delete the emptied gap."""
+        self.store.db.execute("UPDATE gap_variants SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
+                              [into_id, ctx.tenant_id, from_id])
+        self.store.db.execute("UPDATE gap_history SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
+                              [into_id, ctx.tenant_id, from_id])
+        self.store.db.execute("DELETE FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, from_id])
+
+    def _insert_gap(self, ctx: TenantContext, label: str, count: int, first: str, last: str, languages: list[str],
+                    channels: list[str]) -> int:
+        return self.store.db.execute(
+            "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels) "
+            "VALUES (?, ?, 'open', ?, ?, ?, ?, ?)",
+            [ctx.tenant_id, label, count, first, last, json.dumps(languages), json.dumps(channels)]).lastrowid
+
+    def _move_variants(self, ctx: TenantContext, variant_ids: list[int], gap_id: int) -> None:
+        self.store.db.execute(
+            f"UPDATE gap_variants SET gap_id = ? WHERE tenant_id = ? AND id IN ({','.join('?' * len(variant_ids))})",
+            [gap_id, ctx.tenant_id, *variant_ids])
+
+    def _variant_stamps(self, ctx: TenantContext, gap_id: int) -> list[dict]:
+        return self.store.query("SELECT at, language, channel FROM gap_variants WHERE tenant_id = ? AND gap_id = ?",
+                                [ctx.tenant_id, gap_id])
+
+    def _set_counts(self, ctx: TenantContext, gap_id: int, count: int, first: str, last: str, languages: list[str],
+                    channels: list[str]) -> None:
+        self.store.db.execute("UPDATE gaps SET count = ?, first_seen = ?, last_seen = ?, languages = ?, channels = ? "
+                              "WHERE tenant_id = ? AND id = ?",
+                              [count, first, last, json.dumps(languages), json.dumps(channels), ctx.tenant_id, gap_id])
+
+    def _recount(self, ctx: TenantContext, gap_id: int, first: str, extra: int, languages: list[str],
+                 channels: list[str]) -> None:
+        row = self.store.query("SELECT languages, channels, last_seen FROM gaps WHERE tenant_id = ? AND id = ?",
+                               [ctx.tenant_id, gap_id])[0]
+        last = max([row["last_seen"]] + [r["at"] for r in self.samples(ctx, gap_id)])
+        self.store.db.execute(
+            "UPDATE gaps SET count = count + ?, first_seen = ?, last_seen = ?, languages = ?, channels = ? "
+            "WHERE tenant_id = ? AND id = ?",
+            [extra, first, last, json.dumps(sorted(set(json.loads(row["languages"])) | set(languages))),
+             json.dumps(sorted(set(json.loads(row["channels"])) | set(channels))), ctx.tenant_id, gap_id])
 
     # -- reading ----------------------------------------------------------------------------------
     def gaps(self, ctx: TenantContext, status: str | None = None, language: str | None = None,
@@ -296,16 +342,15 @@ class Backlog(Reshaping):
 
     # -- retention ------------------------------------------------------------------------------------
     def retention_days(self, ctx: TenantContext) -> int:
-        rows = self.store.query("SELECT retention_days FROM tenants WHERE id = ?", [ctx.tenant_id])
-        return int(rows[0]["retention_days"]) if rows else DEFAULT_RETENTION_DAYS
+        days = tenancy.retention_days(ctx, self.store)
+        return days if days is not None else DEFAULT_RETENTION_DAYS
 
     def set_retention_days(self, ctx: TenantContext, days: int) -> None:
         if not ctx.can("admin"):
             raise AuthError("Only an admin can change how long samples are kept.")
         if not 1 <= int(days) <= 3650:
             raise GapError(f"Retention must be between 1 and 3650 days; got {days}.")
-        with self.store.write() as db:
-            db.execute("UPDATE tenants SET retention_days = ? WHERE id = ?", [int(days), ctx.tenant_id])
+        tenancy.set_retention_days(ctx, self.store, int(days))
 
     def purge(self, ctx: TenantContext) -> int:
         """Delete this tenant's samples older than its retention; the entries and counts stay."""
@@ -324,7 +369,7 @@ class Backlog(Reshaping):
     def purge_all(self) -> dict[str, int]:
         """Purge every tenant (the app calls this on start and on a schedule; ``python -m core purge``)."""
         return {t["slug"]: self.purge(local_operator(self.store, t["slug"], "retention"))
-                for t in self.store.query("SELECT slug FROM tenants ORDER BY id")}
+                for t in sorted(list_tenants(self.store), key=lambda t: t["id"])}
 
     def adopt_raw_events(self) -> int:
         """Move rows of the pre-backlog ``gap_events`` table (raw questions) into the backlog, masked.
@@ -332,8 +377,10 @@ class Backlog(Reshaping):
         Each row is recorded as a variant at its original time and then deleted, so raw text leaves the
         disk; a row whose masking fails is deleted too (fail closed: nothing unmasked is kept)."""
         moved = 0
-        for t in self.store.query("SELECT DISTINCT t.slug FROM gap_events e JOIN tenants t ON t.id = e.tenant_id"):
-            ctx = local_operator(self.store, t["slug"], "migration")
+        tenant_ids = [r["tenant_id"] for r in self.store.query("SELECT DISTINCT tenant_id FROM gap_events")]
+        slugs = {t["id"]: t["slug"] for t in list_tenants(self.store)} if tenant_ids else {}
+        for slug in (slugs[i] for i in tenant_ids if i in slugs):
+            ctx = local_operator(self.store, slug, "migration")
             for row in self.store.query("SELECT * FROM gap_events WHERE tenant_id = ? ORDER BY id", [ctx.tenant_id]):
                 at = datetime.fromisoformat(row["at"])
                 clock, self.clock = self.clock, (lambda at=at: at)
@@ -346,3 +393,13 @@ class Backlog(Reshaping):
                 with self.store.write() as db:
                     db.execute("DELETE FROM gap_events WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, row["id"]])
         return moved
+
+
+def gaps_with_article_at(ctx: TenantContext, store: Store, base: str) -> list[dict]:
+    """Gaps whose article is ``base`` or below it (closed first, then most asked): what an edit there touches."""
+    return store.query(
+        "SELECT id, label, status, article_path, closed_at, count FROM gaps WHERE tenant_id = ? "
+        "AND article_path IS NOT NULL AND (article_path = ? OR (article_path >= ? AND article_path < ?)) "
+        "ORDER BY status = 'closed' DESC, count DESC, id",
+        [ctx.tenant_id, base, base + "/", base + "0"],
+    )

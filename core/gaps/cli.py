@@ -17,6 +17,58 @@ def _row(gap) -> dict:
             "article_path": gap.article_path}
 
 
+def _list(args, backlog, ctx) -> int:
+    gaps = backlog.gaps(ctx, status=args.status, language=args.language, channel=args.channel)
+    if args.json:
+        _dump([_row(g) for g in gaps])
+    else:
+        for g in gaps:
+            article = f"  -> {g.article_path}" if g.article_path else ""
+            print(f"#{g.id:<5} {g.count:>4}x  {g.status:<8} {','.join(g.languages):<8} {g.label}{article}")
+        print(f"{len(gaps)} gaps")
+    return 0
+
+
+def _show(args, backlog, ctx, gap_id: int) -> int:
+    gap = backlog.require(ctx, gap_id)
+    data = {**_row(gap), "samples": backlog.samples(ctx, gap.id), "history": backlog.history(ctx, gap.id)}
+    if args.json:
+        _dump(data)
+    else:
+        print(f"#{gap.id} {gap.label} — {gap.status}, asked {gap.count}x ({gap.first_seen} .. {gap.last_seen})")
+        for s in data["samples"]:
+            print(f"  {s['at']} [{s['language']}/{s['channel']}] {s['sample'] or '(sample purged by retention)'}")
+        for h in data["history"]:
+            print(f"  history {h['at']} {h['event']} by {h['actor']} {h['article_path'] or ''}")
+    return 0
+
+
+def _close(args, rt, ctx, gap_id: int) -> int:
+    backlog = rt.backlog
+    if not args.article:
+        raise GapError("Close a gap with the article that answers it: --article PATH (a source path).")
+    from core.gaps.replay import replay_gap
+
+    backlog.require(ctx, gap_id)
+    replay = replay_gap(ctx, rt, gap_id, args.article)
+    answered = sum(r["answered"] for r in replay)
+    if not args.json:
+        for r in replay:
+            print(f"  {'answered' if r['answered'] else 'NOT answered':<12} {r['sample']}"
+                  + (f"  (cites {', '.join(r['citations'])})" if r["citations"] else ""))
+        print(f"replay: {answered} of {len(replay)} stored samples are now answered")
+    if args.dry_run:
+        if args.json:
+            _dump({"replay": replay, "closed": False})
+        return 0
+    gap = backlog.close(ctx, gap_id, args.article, replay)
+    if args.json:
+        _dump({**_row(gap), "replay": replay, "closed": True})
+    else:
+        print(f"closed #{gap.id} with {gap.article_path}")
+    return 0
+
+
 def cmd_gaps(args, runtime, context) -> int:
     words = list(args.words)
     action = words.pop(0) if words and words[0] in ("list", "show", "close", "reopen", "merge", "export") else "list"
@@ -26,53 +78,14 @@ def cmd_gaps(args, runtime, context) -> int:
     ctx = context(rt, words.pop(0))
     backlog = rt.backlog
     if action == "list":
-        gaps = backlog.gaps(ctx, status=args.status, language=args.language, channel=args.channel)
-        if args.json:
-            _dump([_row(g) for g in gaps])
-        else:
-            for g in gaps:
-                article = f"  -> {g.article_path}" if g.article_path else ""
-                print(f"#{g.id:<5} {g.count:>4}x  {g.status:<8} {','.join(g.languages):<8} {g.label}{article}")
-            print(f"{len(gaps)} gaps")
-        return 0
+        return _list(args, backlog, ctx)
     if not words:
         raise GapError(f"Give the gap id: python -m core gaps {action} {ctx.tenant_slug} GAP_ID")
     gap_id = int(words.pop(0))
     if action == "show":
-        gap = backlog.require(ctx, gap_id)
-        data = {**_row(gap), "samples": backlog.samples(ctx, gap.id), "history": backlog.history(ctx, gap.id)}
-        if args.json:
-            _dump(data)
-        else:
-            print(f"#{gap.id} {gap.label} — {gap.status}, asked {gap.count}x ({gap.first_seen} .. {gap.last_seen})")
-            for s in data["samples"]:
-                print(f"  {s['at']} [{s['language']}/{s['channel']}] {s['sample'] or '(sample purged by retention)'}")
-            for h in data["history"]:
-                print(f"  history {h['at']} {h['event']} by {h['actor']} {h['article_path'] or ''}")
-        return 0
+        return _show(args, backlog, ctx, gap_id)
     if action == "close":
-        if not args.article:
-            raise GapError("Close a gap with the article that answers it: --article PATH (a source path).")
-        from core.gaps.replay import replay_gap
-
-        backlog.require(ctx, gap_id)
-        replay = replay_gap(ctx, rt, gap_id, args.article)
-        answered = sum(r["answered"] for r in replay)
-        if not args.json:
-            for r in replay:
-                print(f"  {'answered' if r['answered'] else 'NOT answered':<12} {r['sample']}"
-                      + (f"  (cites {', '.join(r['citations'])})" if r["citations"] else ""))
-            print(f"replay: {answered} of {len(replay)} stored samples are now answered")
-        if args.dry_run:
-            if args.json:
-                _dump({"replay": replay, "closed": False})
-            return 0
-        gap = backlog.close(ctx, gap_id, args.article, replay)
-        if args.json:
-            _dump({**_row(gap), "replay": replay, "closed": True})
-        else:
-            print(f"closed #{gap.id} with {gap.article_path}")
-        return 0
+        return _close(args, rt, ctx, gap_id)
     if action == "reopen":
         gap = backlog.reopen(ctx, gap_id)
     elif action == "merge":

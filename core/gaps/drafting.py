@@ -7,11 +7,15 @@ an editor writes the facts; nothing is published without them.
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from core.agent.protocol import Message, Provider, TransportError
 from core.gaps.backlog import Gap
 from core.knowledge.sources import slug
-from core.runtime import Runtime
 from core.tenancy.context import TenantContext
+
+if TYPE_CHECKING:
+    from core.runtime import Runtime
 
 MAX_SAMPLES = 12
 FACT = "[[FALTA: …]]"

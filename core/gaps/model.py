@@ -8,11 +8,12 @@ from typing import Callable
 
 from core.base.language import content_words, fold
 from core.tenancy.context import AuthError, TenantContext
+from core.base.errors import UserError
 
 LABEL_WORDS = 8
 
 
-class GapError(ValueError):
+class GapError(UserError):
     """Bad input for a backlog operation; the message says what was wrong and what to do."""
 
 
@@ -37,10 +38,6 @@ class Gap:
 
 def stamp(clock: Callable[[], datetime]) -> str:
     return clock().astimezone(timezone.utc).isoformat(timespec="seconds")
-
-
-def system_clock() -> datetime:
-    return datetime.now(timezone.utc)
 
 
 def gap_of_row(row: dict) -> Gap:

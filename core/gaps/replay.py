@@ -8,12 +8,11 @@ from __future__ import annotations
 
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder
-from core.agent.protocol import Provider
-from core.runtime import Runtime
+from core.agent.protocol import Dialogue, Provider
 from core.tenancy.context import TenantContext
 
 
-def replay_gap(ctx: TenantContext, rt: Runtime, gap_id: int, article_path: str | None = None,
+def replay_gap(ctx: TenantContext, rt, gap_id: int, article_path: str | None = None,
                provider: Provider | None = None) -> list[dict]:
     """One row per retained sample: answered or not, the released answer, its citations."""
     agent = Agent(rt, provider or OfflineResponder())
@@ -22,7 +21,7 @@ def replay_gap(ctx: TenantContext, rt: Runtime, gap_id: int, article_path: str |
         if not sample["sample"] or sample["sample"] in seen:
             continue  # purged by retention (nothing left to replay), or a repeat of one already replayed
         seen.add(sample["sample"])
-        result = agent.ask(ctx, sample["sample"], channel="sandbox", record=False)
+        result = agent.answer(ctx, Dialogue("sandbox"), sample["sample"])
         paths = [c["path"] for c in result.citations]
         rows.append({
             "variant_id": sample["id"], "sample": sample["sample"], "language": sample["language"],

@@ -1,10 +1,9 @@
 """Manual merge and split of gaps (G5): an editor's correction of the automatic merging.
 
-A mixin of :class:`core.gaps.Backlog` (it uses the backlog's store, lock, history and version).
+A mixin of :class:`core.gaps.backlog.Backlog` (it uses the backlog's store, lock, history and version). This
+module decides what moves where; the SQL on the gap tables stays in :mod:`core.gaps.backlog`, their owner.
 """
 from __future__ import annotations
-
-import json
 
 from core.gaps.model import Gap, GapError, require_editor, stamp, topic_label
 from core.tenancy.context import TenantContext
@@ -18,15 +17,11 @@ class Reshaping:
         others = [self.require(ctx, g) for g in dict.fromkeys(int(i) for i in other_ids) if int(g) != target.id]
         if not others:
             raise GapError("Name at least one other gap to merge into this one.")
-        with self._lock, self.store.write() as db:
+        with self._lock, self.store.write():
             for other in others:
-                db.execute("UPDATE gap_variants SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
-                           [target.id, ctx.tenant_id, other.id])
-                db.execute("UPDATE gap_history SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
-                           [target.id, ctx.tenant_id, other.id])
-                db.execute("UPDATE handoffs SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",  # their handoffs follow
-                           [target.id, ctx.tenant_id, other.id])
-                db.execute("DELETE FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, other.id])
+                for follow in self.on_merge:  # what links to a gap follows it (handoffs: wired by the runtime)
+                    follow(ctx, other.id, target.id)
+                self._fold_rows(ctx, other.id, target.id)
                 self._history(ctx, target.id, "merged", ctx.actor,
                               detail={"gap": other.id, "label": other.label, "count": other.count})
             self._recount(ctx, target.id, first=min([target.first_seen] + [o.first_seen for o in others]),
@@ -49,33 +44,15 @@ class Reshaping:
         first = min(r["at"] for r in rows)
         last = max(r["at"] for r in rows)
         name = label or next((topic_label(r["sample"], r["language"]) for r in rows if r["sample"]), f"Split from gap {gap.id}")
-        with self._lock, self.store.write() as db:
-            new_id = db.execute(
-                "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels) "
-                "VALUES (?, ?, 'open', ?, ?, ?, ?, ?)",
-                [ctx.tenant_id, name, len(rows), first, last, json.dumps(sorted({r["language"] for r in rows})),
-                 json.dumps(sorted({r["channel"] for r in rows}))]).lastrowid
-            db.execute(f"UPDATE gap_variants SET gap_id = ? WHERE tenant_id = ? AND id IN ({','.join('?' * len(rows))})",
-                       [new_id, ctx.tenant_id, *[r["id"] for r in rows]])
-            left = self.store.query("SELECT at, language, channel FROM gap_variants WHERE tenant_id = ? AND gap_id = ?",
-                                    [ctx.tenant_id, gap.id])
-            db.execute("UPDATE gaps SET count = ?, first_seen = ?, last_seen = ?, languages = ?, channels = ? "
-                       "WHERE tenant_id = ? AND id = ?",
-                       [max(gap.count - len(rows), len(left)), min(r["at"] for r in left), max(r["at"] for r in left),
-                        json.dumps(sorted({r["language"] for r in left})), json.dumps(sorted({r["channel"] for r in left})),
-                        ctx.tenant_id, gap.id])
+        with self._lock, self.store.write():
+            new_id = self._insert_gap(ctx, name, len(rows), first, last, sorted({r["language"] for r in rows}),
+                                      sorted({r["channel"] for r in rows}))
+            self._move_variants(ctx, [r["id"] for r in rows], new_id)
+            left = self._variant_stamps(ctx, gap.id)
+            self._set_counts(ctx, gap.id, max(gap.count - len(rows), len(left)), min(r["at"] for r in left),
+                             max(r["at"] for r in left), sorted({r["language"] for r in left}),
+                             sorted({r["channel"] for r in left}))
             self._history(ctx, gap.id, "split", ctx.actor, detail={"into": new_id, "variants": len(rows), "at": now})
             self._history(ctx, new_id, "opened", ctx.actor, detail={"split_from": gap.id})
             self._bump(ctx)
         return self.require(ctx, new_id)
-
-    def _recount(self, ctx: TenantContext, gap_id: int, first: str, extra: int, languages: list[str],
-                 channels: list[str]) -> None:
-        row = self.store.query("SELECT languages, channels, last_seen FROM gaps WHERE tenant_id = ? AND id = ?",
-                               [ctx.tenant_id, gap_id])[0]
-        last = max([row["last_seen"]] + [r["at"] for r in self.samples(ctx, gap_id)])
-        self.store.db.execute(
-            "UPDATE gaps SET count = count + ?, first_seen = ?, last_seen = ?, languages = ?, channels = ? "
-            "WHERE tenant_id = ? AND id = ?",
-            [extra, first, last, json.dumps(sorted(set(json.loads(row["languages"])) | set(languages))),
-             json.dumps(sorted(set(json.loads(row["channels"])) | set(channels))), ctx.tenant_id, gap_id])

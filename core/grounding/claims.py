@@ -15,6 +15,7 @@ from typing import NamedTuple
 from whoosh.lang import stopwords_for_language
 
 from core.base.language import ANALYZED, DETECTABLE, detect, fold, stopwords
+from core.base.text import is_boundary
 from core.grounding.numbers import numbers
 
 
@@ -46,42 +47,12 @@ _HEADING = re.compile(r"[ \t]*#{1,6}[ \t]+")
 _TABLE_SEPARATOR = re.compile(r"\s*\|?\s*:?-{2,}:?\s*(?:\|\s*:?-{2,}:?\s*)*\|?\s*")
 # a terminator, closing quotes or brackets, the markers that end the sentence, then space or the end
 _BOUNDARY = re.compile(r"(?<![.!?…])[.!?…]+[\"'»”’)\]]*(?:[ \t]*\[\[[^\[\]\n]*\]\])*(?=\s|$)")
-_SOURCE_BREAK = re.compile(r"(?<![.!?…])[.!?…]+[\"'»”’)\]]*(?=\s)|\n|(?<=[a-z0-9)\]])[.!?](?=[A-Z¿¡][a-z])"
-                           r"|(?<=[A-Z])[.!?](?=[A-Z][a-z])")  # 'century.First', 'IU.Lee': a lost space
-_NEVER_END = frozenset("p ej e.g i.e p.ej sr sra sres dr dra lic ing aprox approx num nº n.º art pag pág vs cf "
-                       "fig tel av avda ud uds vd vds prof mr mrs ms st máx max mín min ref obs".split())
-_ABBREVIATION = re.compile(r"[^\W\d_]+(?:\.[^\W\d_]+)+")  # 'e.g', 'ph.d', 'u.s'
 _MARKUP = re.compile(r"\*\*|__|`")
 
 
 def _clean(text: str) -> str:
     """Claim text: markers (and the space before them) out, inline markup out, spacing tidied."""
     return re.sub(r"\s+", " ", _MARKUP.sub("", _MARKER_SPACE.sub("", text))).strip()
-
-
-def _is_boundary(text: str, start: int, end: int, lower_may_start: bool = False) -> bool:
-    """Whether the terminator text[start:end] ends a sentence ('p. ej.', 'J. K.', 'Ph.D.' do not).
-
-    In an answer a lower-case next word means an abbreviation we do not know: cutting there would
-    leave half a claim without its citation. Sources may be lower-cased text: there it cuts."""
-    if any(c in text[start:end] for c in "!?…") or text.startswith("..", start):
-        return True
-    before = text[max(0, start - 24): start].rsplit(None, 1)
-    word = fold(before[-1]).lstrip("(¿¡\"'") if before else ""
-    if word in _NEVER_END or (len(word) == 1 and word.isalpha()) or _ABBREVIATION.fullmatch(word):
-        return False
-    return lower_may_start or not text[end: end + 40].lstrip()[:1].islower()
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences of a source text (also where extraction lost the space: 'century.First')."""
-    out, cursor = [], 0
-    for m in _SOURCE_BREAK.finditer(text):
-        if m.group(0) == "\n" or _is_boundary(text, m.start(), m.end(), lower_may_start=True):
-            out.append(text[cursor: m.end()])
-            cursor = m.end()
-    out.append(text[cursor:])
-    return [s.strip() for s in out if s.strip()]
 
 
 def _claim(answer: str, a: int, b: int, kind: str) -> Claim:
@@ -92,7 +63,7 @@ def _claim(answer: str, a: int, b: int, kind: str) -> Claim:
 def _sentences(answer: str, start: int, end: int) -> list[Claim]:
     cuts, cursor = [], start
     for m in _BOUNDARY.finditer(answer, start, end):
-        if _is_boundary(answer, m.start(), m.end()):
+        if is_boundary(answer, m.start(), m.end()):
             cuts.append((cursor, m.end()))
             cursor = m.end()
     cuts.append((cursor, end))

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from core.knowledge import sources as sources_mod
 from core.knowledge.training import Index
 from core.knowledge.sources import Source, SourceError, normalize_path
-from core.base.store import utcnow
+
 from core.tenancy.context import TenantContext
 
 READ_LIMIT = 12_000
@@ -55,7 +55,7 @@ class Knowledge:
             db.execute(
                 "INSERT INTO read_log (tenant_id, at, actor, verb, path, found, returned_ids, returned_chars, summary) "
                 "VALUES (?,?,?,?,?,?,?,?,?)",
-                [ctx.tenant_id, utcnow(), ctx.actor, result.verb, result.path, int(result.found),
+                [ctx.tenant_id, self.store.clock.stamp(), ctx.actor, result.verb, result.path, int(result.found),
                  json.dumps(result.chunk_ids), chars, summary[:500]],
             )
 

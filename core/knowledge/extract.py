@@ -11,13 +11,14 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+from core.base.errors import UserError
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".csv", ".jsonl")
 _QUESTION_KEYS = ("question", "pregunta", "pergunta", "q")
 _ANSWER_KEYS = ("answer", "respuesta", "resposta", "a")
 
 
-class ExtractionError(ValueError):
+class ExtractionError(UserError):
     """A file or page could not be turned into text; the message names it and says what to do."""
 
 

@@ -10,8 +10,9 @@ import re
 from dataclasses import dataclass
 
 from core.base.language import detect, fold
-from core.base.store import Store, utcnow
+from core.base.store import Store
 from core.tenancy.context import TenantContext
+from core.base.errors import UserError
 
 TYPES = ("qa", "text", "file", "web")
 _SEGMENT_BAD = re.compile(r"[^a-z0-9._-]+")
@@ -21,7 +22,7 @@ _COLUMNS = (
 )
 
 
-class SourceError(ValueError):
+class SourceError(UserError):
     """Bad input on a source operation; the message says what was wrong and what to do."""
 
 
@@ -153,7 +154,7 @@ def save(
     _check(path, title, type, content)
     language = (language or detect(f"{title}\n{content}")).lower()
     digest = content_hash(path, title, type, language, url, content)
-    now = utcnow()
+    now = store.clock.stamp()
     with store.write() as db:
         existing = get(ctx, store, path)
         if existing is None:
@@ -212,7 +213,7 @@ def move(ctx: TenantContext, store: Store, old: str, new: str) -> list[Source]:
             digest = content_hash(target, source.title, source.type, source.language, source.url, source.content)
             db.execute(
                 "UPDATE sources SET path = ?, content_hash = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
-                [target, digest, utcnow(), ctx.tenant_id, source.id],
+                [target, digest, store.clock.stamp(), ctx.tenant_id, source.id],
             )
         for folder in store.query(
             "SELECT path, description FROM folders WHERE tenant_id = ? AND (path = ? OR (path >= ? AND path < ?))",
@@ -248,7 +249,7 @@ def set_folder_description(ctx: TenantContext, store: Store, path: str, descript
         db.execute(
             "INSERT INTO folders (tenant_id, path, description, updated_at) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (tenant_id, path) DO UPDATE SET description = excluded.description, updated_at = excluded.updated_at",
-            [ctx.tenant_id, path, description.strip(), utcnow()],
+            [ctx.tenant_id, path, description.strip(), store.clock.stamp()],
         )
 
 
@@ -256,3 +257,21 @@ def folder_descriptions(ctx: TenantContext, store: Store) -> dict[str, str]:
     """Folder path -> description, for this tenant."""
     rows = store.query("SELECT path, description FROM folders WHERE tenant_id = ?", [ctx.tenant_id])
     return {r["path"]: r["description"] for r in rows}
+
+
+def mark_untrained(ctx: TenantContext, store: Store) -> None:
+    """Every source of the tenant counts as changed again (a full retraining starts afresh)."""
+    with store.write() as db:
+        db.execute("UPDATE sources SET trained_hash = NULL WHERE tenant_id = ?", [ctx.tenant_id])
+
+
+def mark_trained(ctx: TenantContext, store: Store, trained: list[Source], at: str) -> None:
+    """Record the sources' versions as trained at ``at``, each only if nobody edited it since it was read (an
+    edit during training stays "changed"). Joins the caller's transaction (training's chunk swap)."""
+    with store.write() as db:
+        for source in trained:
+            db.execute(
+                "UPDATE sources SET trained_at = ?, trained_hash = content_hash, trained_title = title, "
+                "trained_content = content WHERE tenant_id = ? AND id = ? AND content_hash = ?",
+                [at, ctx.tenant_id, source.id, source.content_hash],
+            )

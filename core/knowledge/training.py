@@ -8,6 +8,7 @@ marked "changed", so the next training simply redoes them.
 from __future__ import annotations
 
 import hashlib
+import json
 import time
 from dataclasses import dataclass, field
 from typing import Callable
@@ -16,12 +17,12 @@ import numpy as np
 
 from core.knowledge import sources as sources_mod
 from core.knowledge.chunking import chunk_qa, chunk_text
-from core.grounding.claims import sentences
+from core.base.text import sentences
 from core.base.config import Settings
 from core.knowledge.embeddings import Embedder
 from core.knowledge.keyword_index import KeywordDoc, KeywordIndex
 from core.knowledge.sources import Source
-from core.base.store import Store, utcnow
+from core.base.store import Store
 from core.tenancy.context import TenantContext
 from core.knowledge.variants import Variants
 from core.knowledge.vector_index import VectorIndex
@@ -64,6 +65,17 @@ class TrainReport:
 def chunk_id(source_id: int, ordinal: int, text: str) -> str:
     """Stable for the same text at the same place; a new id when the text changes."""
     return hashlib.sha1(f"{source_id}:{ordinal}:{text}".encode("utf-8")).hexdigest()[:12]
+
+
+def trained_chunks(ctx: TenantContext, store: Store, source_ids: list[int]) -> list[dict]:
+    """``{id, source_id, ordinal}`` of the sources' trained chunks, by source and position."""
+    if not source_ids:
+        return []
+    return store.query(
+        "SELECT c.id, c.source_id, c.ordinal FROM chunks c WHERE c.tenant_id = ? "
+        "AND c.source_id IN (SELECT value FROM json_each(?)) ORDER BY c.source_id, c.ordinal",
+        [ctx.tenant_id, json.dumps(source_ids)],
+    )
 
 
 def chunk_source(source: Source) -> list[tuple[int, int, str]]:
@@ -135,8 +147,7 @@ class Index:
         if full:  # start both indexes afresh: vectors of another embedder may not even share its dimension
             self.vectors.drop(ctx.tenant_id)
             self.keywords.drop(ctx.tenant_id)
-            with self.store.write() as db:
-                db.execute("UPDATE sources SET trained_hash = NULL WHERE tenant_id = ?", [ctx.tenant_id])
+            sources_mod.mark_untrained(ctx, self.store)
             all_sources = sources_mod.list_sources(ctx, self.store)
         changed = [s for s in all_sources if s.changed]
         total = len(changed)
@@ -166,7 +177,7 @@ class Index:
         return report
 
     def _train_batch(self, ctx: TenantContext, batch: list[Source]) -> int:
-        now = utcnow()
+        now = self.store.clock.stamp()
         rows, docs, ids, texts, metas, per_chunk = [], [], [], [], [], []
         for source in batch:
             for ordinal, (start, end, text) in enumerate(chunk_source(source)):
@@ -196,13 +207,7 @@ class Index:
                 "VALUES (?,?,?,?,?,?,?,?,?)",
                 rows,
             )
-            for source in batch:
-                # only if nobody edited it meanwhile: an edit during training stays "changed"
-                db.execute(
-                    "UPDATE sources SET trained_at = ?, trained_hash = content_hash, trained_title = title, "
-                    "trained_content = content WHERE tenant_id = ? AND id = ? AND content_hash = ?",
-                    [now, ctx.tenant_id, source.id, source.content_hash],
-                )
+            sources_mod.mark_trained(ctx, self.store, batch, now)  # only the unedited: an edit stays "changed"
         return len(rows)
 
     def _fill_sentence_vectors(self, ctx: TenantContext, should_stop: Callable[[], bool] | None) -> None:

@@ -27,7 +27,7 @@ import numpy as np
 
 from core.knowledge.embeddings import Embedder
 from core.knowledge.sources import Source
-from core.base.store import Store, utcnow
+from core.base.store import Store
 from core.tenancy.context import TenantContext
 
 #: An answer needs this many phrasings to be learned as a group (and for its probability to be trusted).
@@ -216,7 +216,7 @@ class Variants:
                 "INSERT OR REPLACE INTO variant_models "
                 "(tenant_id, fingerprint, built_at, scale, dim, groups, weights, bias, centroids, typical, spread) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [ctx.tenant_id, mark, utcnow(), self.settings.scale, weights.shape[0], json.dumps(members),
+                [ctx.tenant_id, mark, self.store.clock.stamp(), self.settings.scale, weights.shape[0], json.dumps(members),
                  weights.astype(np.float32).tobytes(), bias.astype(np.float32).tobytes(),
                  means.tobytes(), typical, spread],
             )

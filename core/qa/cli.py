@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from core.qa import suites as qa, runs as qa_runs
-from core.channels.conversations import ConversationError
+from core.base.errors import UserError
 
 ACTIONS = ("suites", "import", "export", "run")
 USAGE = ("python -m core qa suites SLUG | qa import SLUG SUITE FILE.jsonl [--replace] | qa export SLUG SUITE "
@@ -116,7 +116,7 @@ def _qa(args, runtime, context) -> int:
 def cmd_qa(args, runtime, context) -> int:
     try:
         return _qa(args, runtime, context)
-    except (qa.QaError, ConversationError) as exc:  # an import error lists every bad line
+    except UserError as exc:  # an import error lists every bad line
         print(f"error: {exc}", file=sys.stderr)
         return 2
 

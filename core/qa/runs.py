@@ -9,7 +9,8 @@ from dataclasses import asdict, dataclass, field
 from typing import Callable
 
 from core.qa.suites import Case, QaError, describe, evaluate, list_cases, require_suite
-from core.base.store import Store, utcnow
+from core.base.store import Store
+from core.channels.turn import Rehearsal, Turns
 from core.tenancy.context import TenantContext
 
 @dataclass
@@ -85,23 +86,21 @@ class RunDiff:
 
 
 # -- runs --------------------------------------------------------------------------------------------------
-def run_case(ctx: TenantContext, agent, case: Case) -> CaseResult:
+def run_case(ctx: TenantContext, turns: Turns, agent, case: Case) -> CaseResult:
     """Ask a case (its prefix, then its question) in one rehearsal conversation and judge the last answer.
 
-    Nothing is written: the rehearsal keeps the conversation in memory (see ``core.agent.loop.Rehearsal``)."""
-    from core.agent.loop import Rehearsal
-
+    Nothing is written: the rehearsal keeps the conversation in memory (see ``core.channels.turn.Rehearsal``)."""
     rehearsal = Rehearsal(channel=case.channel)
     steps = []
     for message in case.prefix:
-        turn = agent.ask(ctx, message, channel=case.channel, rehearsal=rehearsal)
-        steps.append({"question": message, "status": turn.status})
+        turn = turns.rehearse(ctx, agent, rehearsal, message)
+        steps.append({"question": message, "status": str(turn.status)})
     started = time.monotonic()
-    final = agent.ask(ctx, case.question, channel=case.channel, rehearsal=rehearsal)
-    latency = final.trace.get("latency_ms")
+    final = turns.rehearse(ctx, agent, rehearsal, case.question)
+    latency = final.trace.latency_ms if final.trace else None
     citations = [{"id": c["id"], "path": c["path"]} for c in final.citations]
-    passed, detail = evaluate(case, final.status, citations, final.trace)
-    return CaseResult(case.id, case.position, case.line(), final.status, passed, detail, final.answer, citations, steps,
+    passed, detail = evaluate(case, str(final.status), citations, final.trace.as_dict() if final.trace else {})
+    return CaseResult(case.id, case.position, case.line(), str(final.status), passed, detail, final.answer, citations, steps,
                       int(latency if latency is not None else (time.monotonic() - started) * 1000))
 
 
@@ -118,11 +117,11 @@ def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
         from core.agent.factory import make_agent
 
         agent = make_agent(rt, ctx=ctx)
-    started = utcnow()
+    started = rt.store.clock.stamp()
     results: list[CaseResult] = []
     providers: dict[str, None] = {}
     for n, case in enumerate(todo, start=1):
-        result = run_case(ctx, agent, case)
+        result = run_case(ctx, rt.turns, agent, case)
         results.append(result)
         provider = getattr(agent.provider, "name", "")
         providers.setdefault(provider, None)
@@ -134,7 +133,7 @@ def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
         run_id = db.execute(
             "INSERT INTO qa_runs (tenant_id, suite_id, started_at, finished_at, actor, provider, total, passed) "
             "VALUES (?,?,?,?,?,?,?,?)",
-            [ctx.tenant_id, suite.id, started, utcnow(), ctx.actor, ", ".join(p for p in providers if p), len(results), passed],
+            [ctx.tenant_id, suite.id, started, rt.store.clock.stamp(), ctx.actor, ", ".join(p for p in providers if p), len(results), passed],
         ).lastrowid
         for r in results:
             db.execute(

@@ -22,8 +22,9 @@ from typing import Iterable
 
 from core.channels import conversations
 from core.knowledge import sources as sources_mod
-from core.base.store import Store, utcnow
-from core.tenancy.context import AuthError, TenantContext
+from core.base.store import Store
+from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
+from core.base.errors import UserError
 
 EXPECTATIONS = ("answered", "abstains", "handoff", "card")
 #: the agent's status each expectation asks for (``card`` has none yet)
@@ -36,7 +37,7 @@ MAX_IMPORT_LINES = 2000
 CARDS_NOT_BUILT = "cards are not built yet: the agent cannot propose card '{card}' until the cards issue lands"
 
 
-class QaError(ValueError):
+class QaError(UserError):
     """Bad input for a suite, a case or a run; the message says what was wrong and what to do."""
 
 
@@ -223,8 +224,8 @@ def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict 
     if status != wanted:
         detail = f"expected: {describe(line)}; got: {got}"
         channel = line.get("channel", "web")
-        if line["expect"] == "handoff" and channel not in conversations.SUPPORT_CHANNELS:
-            detail += (f"; channel '{channel}' never hands off (only {', '.join(conversations.SUPPORT_CHANNELS)} do, "
+        if line["expect"] == "handoff" and channel not in SUPPORT_CHANNELS:
+            detail += (f"; channel '{channel}' never hands off (only {', '.join(SUPPORT_CHANNELS)} do, "
                        "on the second uncovered question)")
         elif line["expect"] == "handoff" and status == "abstained":
             detail += "; a handoff needs a second uncovered question in the conversation (put the first in 'prefix')"
@@ -283,7 +284,7 @@ def require_suite(ctx: TenantContext, store: Store, ref: int | str) -> Suite:
 def create_suite(ctx: TenantContext, store: Store, name: str) -> Suite:
     _require_qa(ctx)
     name = _suite_name(name)
-    now = utcnow()
+    now = store.clock.stamp()
     with store.write() as db:
         if store.query("SELECT 1 FROM qa_suites WHERE tenant_id = ? AND name = ?", [ctx.tenant_id, name]):
             raise QaError(f"A suite named '{name}' already exists; pick another name or add cases to it.")
@@ -303,7 +304,7 @@ def rename_suite(ctx: TenantContext, store: Store, suite_id: int, name: str) -> 
         if clash and clash[0]["id"] != suite.id:
             raise QaError(f"A suite named '{name}' already exists; pick another name.")
         db.execute("UPDATE qa_suites SET name = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
-                   [name, utcnow(), ctx.tenant_id, suite.id])
+                   [name, store.clock.stamp(), ctx.tenant_id, suite.id])
     return require_suite(ctx, store, suite.id)
 
 
@@ -348,8 +349,7 @@ def require_case(ctx: TenantContext, store: Store, case_id: int) -> Case:
     return case
 
 
-def _insert(ctx: TenantContext, db, suite_id: int, position: int, fields: dict) -> int:
-    now = utcnow()
+def _insert(ctx: TenantContext, db, suite_id: int, position: int, fields: dict, now: str) -> int:
     return db.execute(
         "INSERT INTO qa_cases (tenant_id, suite_id, position, question, prefix, channel, expect, cite, card, note, "
         "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -364,8 +364,8 @@ def _next_position(ctx: TenantContext, store: Store, suite_id: int) -> int:
     return row[0]["top"] + 1
 
 
-def _touch(ctx: TenantContext, db, suite_id: int) -> None:
-    db.execute("UPDATE qa_suites SET updated_at = ? WHERE tenant_id = ? AND id = ?", [utcnow(), ctx.tenant_id, suite_id])
+def _touch(ctx: TenantContext, db, suite_id: int, now: str) -> None:
+    db.execute("UPDATE qa_suites SET updated_at = ? WHERE tenant_id = ? AND id = ?", [now, ctx.tenant_id, suite_id])
 
 
 def add_case(ctx: TenantContext, store: Store, suite_id: int, question: str, *, expect: str = "answered",
@@ -376,8 +376,8 @@ def add_case(ctx: TenantContext, store: Store, suite_id: int, question: str, *, 
                             "cite": cite, "card": card, "note": note})
     with store.write() as db:
         suite = require_suite(ctx, store, suite_id)
-        case_id = _insert(ctx, db, suite.id, _next_position(ctx, store, suite.id), fields)
-        _touch(ctx, db, suite.id)
+        case_id = _insert(ctx, db, suite.id, _next_position(ctx, store, suite.id), fields, store.clock.stamp())
+        _touch(ctx, db, suite.id, store.clock.stamp())
     return require_case(ctx, store, case_id)
 
 
@@ -393,9 +393,9 @@ def edit_case(ctx: TenantContext, store: Store, case_id: int, question: str, *, 
             "UPDATE qa_cases SET question = ?, prefix = ?, channel = ?, expect = ?, cite = ?, card = ?, note = ?, "
             "updated_at = ? WHERE tenant_id = ? AND id = ?",
             [fields["question"], json.dumps(list(fields["prefix"]), ensure_ascii=False), fields["channel"],
-             fields["expect"], fields["cite"], fields["card"], fields["note"], utcnow(), ctx.tenant_id, case.id],
+             fields["expect"], fields["cite"], fields["card"], fields["note"], store.clock.stamp(), ctx.tenant_id, case.id],
         )
-        _touch(ctx, db, case.suite_id)
+        _touch(ctx, db, case.suite_id, store.clock.stamp())
     return require_case(ctx, store, case_id)
 
 
@@ -405,8 +405,8 @@ def delete_case(ctx: TenantContext, store: Store, case_id: int) -> None:
     _require_qa(ctx)
     with store.write() as db:
         case = require_case(ctx, store, case_id)
-        db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND id = ?", [utcnow(), ctx.tenant_id, case.id])
-        _touch(ctx, db, case.suite_id)
+        db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND id = ?", [store.clock.stamp(), ctx.tenant_id, case.id])
+        _touch(ctx, db, case.suite_id, store.clock.stamp())
 
 
 def cases_citing(ctx: TenantContext, store: Store, path: str) -> list[dict]:
@@ -472,7 +472,7 @@ def import_jsonl(ctx: TenantContext, store: Store, suite: int | str, text: str, 
         removed = 0
         if replace:
             removed = db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND suite_id = ? "
-                                 "AND deleted_at IS NULL", [utcnow(), ctx.tenant_id, found.id]).rowcount
+                                 "AND deleted_at IS NULL", [store.clock.stamp(), ctx.tenant_id, found.id]).rowcount
         seen = {_key(asdict(c)) for c in list_cases(ctx, store, found.id)}
         position, added, skipped = _next_position(ctx, store, found.id), 0, 0
         for fields in parsed:
@@ -480,9 +480,9 @@ def import_jsonl(ctx: TenantContext, store: Store, suite: int | str, text: str, 
                 skipped += 1
                 continue
             seen.add(_key(fields))
-            _insert(ctx, db, found.id, position, fields)
+            _insert(ctx, db, found.id, position, fields, store.clock.stamp())
             position, added = position + 1, added + 1
-        _touch(ctx, db, found.id)
+        _touch(ctx, db, found.id, store.clock.stamp())
     return ImportReport(require_suite(ctx, store, found.id), created, added, skipped, removed)
 
 

@@ -1,33 +1,49 @@
-"""Tenants, users, password login, and the TenantContext that only authentication code builds.
+"""Password login, user sessions, and the TenantContext that only authentication code builds.
 
 Every function elsewhere that reads or writes tenant data takes a ``TenantContext`` first. A context
 cannot be built outside this module: its constructor demands a private token, so a tenant id from a
-request parameter can never become a context by accident.
+request parameter can never become a context by accident. The tenants, users and memberships it is built
+from live in :mod:`core.tenancy.tenants` (the one module whose SQL touches those tables).
 """
 from __future__ import annotations
 
-import base64
-import hashlib
 import hmac
-import re
-import secrets
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-from core.base.store import Store, utcnow
+from core.base.clock import SYSTEM
+from core.base.store import Store
+from core.base.errors import PermissionDenied, UserError
+from core.tenancy.tenants import (
+    create_user,
+    find_tenant,
+    has_users,
+    hash_password,
+    list_tenants,
+    login_record,
+    password_hash,
+    role_in,
+    verify_password,
+)
+# Re-exported (not used here) for callers that still import them from this module: pages/common.py
+# (memberships) and core/gaps/backlog.py (retention_days, set_retention_days). Import them from
+# core.tenancy.tenants and delete this line.
+from core.tenancy.tenants import memberships, retention_days, set_retention_days  # noqa: F401
 
 ROLES = ("admin", "editor", "qa")
 _AUTHENTICATED = object()
-_SLUG = re.compile(r"^[a-z0-9][a-z0-9-]{1,39}$")
-_EMAIL = re.compile(r"^[^@\s]+@[^@\s]+\.[^@\s]+$")
 
 
-class AuthError(PermissionError):
+#: The channels a question can arrive on (the context's ``channel``; ``admin`` is the operator's own).
+CHANNELS = ("web", "identified", "email", "sms", "team", "phone", "sandbox")
+#: Where a second uncovered question hands the conversation to a person (A4); the public widget only refuses.
+SUPPORT_CHANNELS = ("identified", "email", "sms", "team")
+
+class AuthError(PermissionDenied):
     """Login failed or a membership is missing. The message never says which of email/password was wrong."""
 
 
-class TenancyError(ValueError):
+class TenancyError(UserError):
     """Bad input when creating tenants or users; the message says what to change."""
 
 
@@ -53,102 +69,19 @@ class TenantContext:
 
 
 def _context(store: Store, slug: str, actor: str, role: str, channel: str) -> TenantContext:
-    row = store.query("SELECT id, slug FROM tenants WHERE slug = ?", [slug])
-    if not row:
+    tenant = find_tenant(store, slug)
+    if tenant is None:
         raise AuthError(f"No tenant '{slug}'. List tenants with `python -m core tenants`.")
-    return TenantContext(row[0]["id"], row[0]["slug"], actor, role, channel, None, _AUTHENTICATED)
-
-
-def hash_password(password: str) -> str:
-    """scrypt hash with a random salt, as ``scrypt$n$r$p$salt$hash``."""
-    salt = secrets.token_bytes(16)
-    n, r, p = 2**14, 8, 1
-    digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=32)
-    return "$".join(["scrypt", str(n), str(r), str(p), base64.b64encode(salt).decode(), base64.b64encode(digest).decode()])
-
-
-def verify_password(password: str, stored: str) -> bool:
-    """Constant-time check of ``password`` against a ``hash_password`` result."""
-    try:
-        scheme, n, r, p, salt, digest = stored.split("$")
-    except ValueError:
-        return False
-    if scheme != "scrypt":
-        return False
-    candidate = hashlib.scrypt(
-        password.encode("utf-8"), salt=base64.b64decode(salt), n=int(n), r=int(r), p=int(p), dklen=32
-    )
-    return hmac.compare_digest(candidate, base64.b64decode(digest))
-
-
-def create_tenant(store: Store, slug: str, name: str | None = None) -> dict:
-    """Create a tenant; the slug is 2-40 lowercase letters, digits or dashes."""
-    if not _SLUG.match(slug or ""):
-        raise TenancyError(
-            f"Tenant slug {slug!r} is not valid: use 2-40 lowercase letters, digits or dashes, e.g. 'acme-shop'."
-        )
-    with store.write() as db:
-        if store.query("SELECT 1 FROM tenants WHERE slug = ?", [slug]):
-            raise TenancyError(f"Tenant '{slug}' already exists; pick another slug or use the existing one.")
-        db.execute("INSERT INTO tenants (slug, name, created_at) VALUES (?, ?, ?)", [slug, name or slug, utcnow()])
-    return store.query("SELECT id, slug, name, created_at FROM tenants WHERE slug = ?", [slug])[0]
-
-
-def list_tenants(store: Store) -> list[dict]:
-    """All tenants (operator view: the CLI and first-run setup only)."""
-    return store.query("SELECT id, slug, name, created_at FROM tenants ORDER BY slug")
-
-
-def create_user(store: Store, tenant_slug: str, email: str, password: str, role: str) -> dict:
-    """Create the user if new (or reuse it) and give it ``role`` in the tenant."""
-    email = (email or "").strip().lower()
-    if not _EMAIL.match(email):
-        raise TenancyError(f"{email!r} is not an e-mail address; users log in with their e-mail.")
-    if role not in ROLES:
-        raise TenancyError(f"Role {role!r} is not known; use one of {', '.join(ROLES)}.")
-    tenant = store.query("SELECT id FROM tenants WHERE slug = ?", [tenant_slug])
-    if not tenant:
-        raise TenancyError(f"No tenant '{tenant_slug}'. Create it first: python -m core tenants create {tenant_slug}")
-    with store.write() as db:
-        user = store.query("SELECT id FROM users WHERE email = ?", [email])
-        if user:
-            user_id = user[0]["id"]
-        else:
-            if len(password or "") < 8:
-                raise TenancyError("The password must have at least 8 characters.")
-            user_id = db.execute(
-                "INSERT INTO users (email, password_hash, created_at) VALUES (?, ?, ?)",
-                [email, hash_password(password), utcnow()],
-            ).lastrowid
-        db.execute(
-            "INSERT INTO memberships (tenant_id, user_id, role) VALUES (?, ?, ?) "
-            "ON CONFLICT (tenant_id, user_id) DO UPDATE SET role = excluded.role",
-            [tenant[0]["id"], user_id, role],
-        )
-    return {"email": email, "tenant": tenant_slug, "role": role}
-
-
-def memberships(store: Store, email: str) -> list[dict]:
-    """The tenants a user belongs to, with the role in each."""
-    return store.query(
-        "SELECT t.slug, t.name, m.role FROM memberships m JOIN tenants t ON t.id = m.tenant_id "
-        "JOIN users u ON u.id = m.user_id WHERE u.email = ? ORDER BY t.slug",
-        [email.strip().lower()],
-    )
+    return TenantContext(tenant["id"], tenant["slug"], actor, role, channel, None, _AUTHENTICATED)
 
 
 def login(store: Store, email: str, password: str, tenant_slug: str) -> TenantContext:
     """Password login into one tenant; the only way a user's TenantContext comes to exist."""
     email = (email or "").strip().lower()
-    rows = store.query(
-        "SELECT u.password_hash, m.role FROM users u "
-        "JOIN memberships m ON m.user_id = u.id JOIN tenants t ON t.id = m.tenant_id "
-        "WHERE u.email = ? AND t.slug = ?",
-        [email, tenant_slug],
-    )
-    if not rows or not verify_password(password or "", rows[0]["password_hash"]):
+    found = login_record(store, email, tenant_slug)
+    if found is None or not verify_password(password or "", found["password_hash"]):
         raise AuthError("Wrong e-mail, password or tenant.")
-    return _context(store, tenant_slug, email, rows[0]["role"], "admin")
+    return _context(store, tenant_slug, email, found["role"], "admin")
 
 
 @dataclass(frozen=True)
@@ -169,9 +102,9 @@ class UserSession:
 def authenticate(store: Store, email: str, password: str) -> UserSession:
     """Check a password (whatever the tenant); the same error for an unknown e-mail and a wrong password."""
     email = (email or "").strip().lower()
-    rows = store.query("SELECT password_hash FROM users WHERE email = ?", [email])
-    stored = rows[0]["password_hash"] if rows else hash_password("timing-equaliser")
-    if not verify_password(password or "", stored) or not rows:
+    found = password_hash(store, email)
+    stored = found if found is not None else hash_password("timing-equaliser")
+    if not verify_password(password or "", stored) or found is None:
         raise AuthError("Wrong e-mail or password.")
     return UserSession(email, _AUTHENTICATED)
 
@@ -180,16 +113,10 @@ def context_for(store: Store, session: UserSession, tenant_slug: str) -> TenantC
     """The signed-in user's context in one of their tenants; any other tenant is refused."""
     if not isinstance(session, UserSession):
         raise AuthError("Sign in first.")
-    rows = store.query(
-        "SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id JOIN tenants t ON t.id = m.tenant_id "
-        "WHERE u.email = ? AND t.slug = ?", [session.email, tenant_slug])
-    if not rows:
+    role = role_in(store, session.email, tenant_slug)
+    if role is None:
         raise AuthError(f"{session.email} is not a member of that tenant.")
-    return _context(store, tenant_slug, session.email, rows[0]["role"], "admin")
-
-
-def has_users(store: Store) -> bool:
-    return bool(store.query("SELECT 1 FROM users LIMIT 1"))
+    return _context(store, tenant_slug, session.email, role, "admin")
 
 
 def create_first_admin(store: Store, email: str, password: str) -> UserSession:
@@ -213,7 +140,7 @@ def local_operator(store: Store, tenant_slug: str, actor: str = "operator") -> T
 
 
 def visitor_context(store: Store, public_key: str, customer_token: str | None = None, *,
-                    clock: Callable[[], float] = time.time) -> TenantContext:
+                    clock: Callable[[], float] = SYSTEM.timestamp) -> TenantContext:
     """The public widget's context (P1): the tenant comes only from its site key; an identified customer
     (channel ``identified``) only from a token signed with that tenant's secret. Anonymous visitors get the
     ``web`` channel and no customer id."""
@@ -240,3 +167,4 @@ def log_reader(store: Store, configured_token: str, presented_token: str, tenant
     if not hmac.compare_digest((presented_token or "").encode(), configured_token.encode()):
         raise AuthError("Wrong admin token.")
     return _context(store, tenant_slug, "admin-token", "admin", "api")
+

@@ -7,10 +7,12 @@ never loses its last admin through these functions (demoting or removing them is
 from __future__ import annotations
 
 from core.base.store import Store
-from core.tenancy.context import ROLES, AuthError, TenantContext, create_user
+from core.tenancy import tenants
+from core.tenancy.context import ROLES, AuthError, TenantContext
+from core.base.errors import UserError
 
 
-class MemberError(ValueError):
+class MemberError(UserError):
     """A change of members that cannot be made; the message says why and what to do instead."""
 
 
@@ -26,22 +28,7 @@ def _normal(email: str) -> str:
 def list_members(ctx: TenantContext, store: Store) -> list[dict]:
     """The tenant's members as ``{email, role}``, admins first, then by e-mail."""
     _require_admin(ctx)
-    return store.query(
-        "SELECT u.email, m.role FROM memberships m JOIN users u ON u.id = m.user_id "
-        "WHERE m.tenant_id = ? ORDER BY CASE m.role WHEN 'admin' THEN 0 WHEN 'editor' THEN 1 ELSE 2 END, u.email",
-        [ctx.tenant_id])
-
-
-def _role_of(ctx: TenantContext, store: Store, email: str) -> str | None:
-    rows = store.query(
-        "SELECT m.role FROM memberships m JOIN users u ON u.id = m.user_id WHERE m.tenant_id = ? AND u.email = ?",
-        [ctx.tenant_id, email])
-    return rows[0]["role"] if rows else None
-
-
-def _admins(ctx: TenantContext, store: Store) -> int:
-    return store.query("SELECT COUNT(*) AS n FROM memberships WHERE tenant_id = ? AND role = 'admin'",
-                       [ctx.tenant_id])[0]["n"]
+    return tenants.members(ctx, store)
 
 
 def _check_role(role: str) -> None:
@@ -56,10 +43,10 @@ def add_member(ctx: TenantContext, store: Store, email: str, role: str, password
     email = _normal(email)
     _check_role(role)
     with store.write():
-        current = _role_of(ctx, store, email)
+        current = tenants.member_role(ctx, store, email)
         if current is not None:
             raise MemberError(f"{email} is already a member ({current}); change their role instead.")
-        create_user(store, ctx.tenant_slug, email, password, role)
+        tenants.create_user(store, ctx.tenant_slug, email, password, role)
     return {"email": email, "role": role}
 
 
@@ -68,16 +55,14 @@ def change_role(ctx: TenantContext, store: Store, email: str, role: str) -> dict
     _require_admin(ctx)
     email = _normal(email)
     _check_role(role)
-    with store.write() as db:
-        current = _role_of(ctx, store, email)
+    with store.write():
+        current = tenants.member_role(ctx, store, email)
         if current is None:
             raise MemberError(f"{email} is not a member of this tenant; add them first.")
-        if current == "admin" and role != "admin" and _admins(ctx, store) <= 1:
+        if current == "admin" and role != "admin" and tenants.admin_count(ctx, store) <= 1:
             raise MemberError(f"{email} is the last admin of this tenant; make another member admin first, then "
                               "change this role.")
-        db.execute(
-            "UPDATE memberships SET role = ? WHERE tenant_id = ? AND user_id = (SELECT id FROM users WHERE email = ?)",
-            [role, ctx.tenant_id, email])
+        tenants.set_member_role(ctx, store, email, role)
     return {"email": email, "role": role}
 
 
@@ -85,14 +70,12 @@ def remove_member(ctx: TenantContext, store: Store, email: str) -> None:
     """Take a member out of this tenant (their account and other tenants stay); never the last admin."""
     _require_admin(ctx)
     email = _normal(email)
-    with store.write() as db:
-        current = _role_of(ctx, store, email)
+    with store.write():
+        current = tenants.member_role(ctx, store, email)
         if current is None:
             raise MemberError(f"{email} is not a member of this tenant.")
-        if current == "admin" and _admins(ctx, store) <= 1:
+        if current == "admin" and tenants.admin_count(ctx, store) <= 1:
             raise MemberError(f"{email} is the last admin of this tenant; make another member admin first, then "
                               "remove this one.")
-        db.execute(
-            "DELETE FROM memberships WHERE tenant_id = ? AND user_id = (SELECT id FROM users WHERE email = ?)",
-            [ctx.tenant_id, email])
+        tenants.remove_membership(ctx, store, email)
 

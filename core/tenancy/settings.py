@@ -2,10 +2,11 @@
 the handoff-reason and section catalogs, the kill switch, and which provider and model answer.
 
 One row per tenant in ``tenant_settings`` (JSON over the defaults, with who changed it and when); the
-name lives in ``tenants.name`` and retention in ``tenants.retention_days`` (read and written by
-:class:`core.gaps.Backlog`, not here). Only an admin changes settings; anyone acting for the tenant
-reads them (the agent reads them on every turn). API keys are never settings: they come from the
-process environment only, and any value that looks like a key is refused so none reaches the database.
+name lives in ``tenants.name`` (read and written through :mod:`core.tenancy.tenants`) and retention in
+``tenants.retention_days`` (read and written by :class:`core.gaps.Backlog`, not here). Only an admin
+changes settings; anyone acting for the tenant reads them (the agent reads them on every turn). API keys
+are never settings: they come from the process environment only, and any value that looks like a key is
+refused so none reaches the database.
 """
 from __future__ import annotations
 
@@ -19,11 +20,11 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from core.base.config import DEFAULT_ANTHROPIC_MODEL, ConfigError, Settings, check_provider_settings
-from core.tenancy import site_keys
-from core.channels.conversations import CHANNELS, ConversationError
+from core.tenancy import site_keys, tenants
 from core.base.language import DETECTABLE
-from core.base.store import Store, utcnow
-from core.tenancy.context import AuthError, TenantContext
+from core.base.store import Store
+from core.tenancy.context import CHANNELS, AuthError, TenantContext
+from core.base.errors import UserError
 
 #: Languages a tenant may serve (what the detector recognises) and the default set.
 LANGUAGES = DETECTABLE
@@ -52,12 +53,20 @@ _LONG_TOKEN = re.compile(r"\b[A-Za-z0-9]{32,}\b")
 _SECRET_FIELD = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 
 
-class TenantSettingsError(ValueError):
+class TenantSettingsError(UserError):
     """A setting has a value that cannot be used; the message says which and what to do."""
 
 
-class ChannelDisabled(ConversationError):
+class ChannelDisabled(UserError):
     """The tenant has not enabled the channel a question arrived on."""
+
+
+def refuse_disabled(settings: "TenantSettings", channel: str) -> None:
+    """Raise ChannelDisabled when ``channel`` is not enabled in ``settings`` (S2)."""
+    if channel not in settings.channels_enabled:
+        enabled = ", ".join(settings.channels_enabled) or "none"
+        raise ChannelDisabled(f"The channel '{channel}' is not enabled for this tenant (enabled: {enabled}); "
+                              "an admin can enable it in Settings → Channels.")
 
 
 @dataclass(frozen=True)
@@ -90,13 +99,15 @@ _STORED = EDITABLE[1:]
 # -- reading ----------------------------------------------------------------------------------------------
 def get(ctx: TenantContext, store: Store) -> TenantSettings:
     """The tenant's settings (the defaults for whatever was never set)."""
-    rows = store.query(
-        "SELECT t.name, s.settings, s.updated_at, s.updated_by FROM tenants t "
-        "LEFT JOIN tenant_settings s ON s.tenant_id = t.id WHERE t.id = ?", [ctx.tenant_id])
-    if not rows:
+    name = tenants.tenant_name(ctx, store)
+    if name is None:
         return TenantSettings(name=ctx.tenant_slug)
+    rows = store.query("SELECT settings, updated_at, updated_by FROM tenant_settings WHERE tenant_id = ?",
+                       [ctx.tenant_id])
+    if not rows:  # never saved: the defaults
+        return _parsed(name, None, None, None)
     row = rows[0]
-    return _parsed(row["name"], row["settings"], row["updated_at"], row["updated_by"])
+    return _parsed(name, row["settings"], row["updated_at"], row["updated_by"])
 
 
 @lru_cache(maxsize=256)
@@ -123,22 +134,6 @@ def _parsed(tenant_name: str, settings_json: str | None, updated_at: str | None,
     # shared by every caller from now on: the catalogs are handed out read-only
     return dataclasses.replace(settings, handoff_reasons=MappingProxyType(dict(settings.handoff_reasons)),
                                sections=MappingProxyType(dict(settings.sections)))
-
-
-def admit(ctx: TenantContext, store: Store, channel: str, conversation_id: str | None = None) -> TenantSettings:
-    """The settings a turn runs under; raises ChannelDisabled when the turn's channel is switched off.
-
-    A continued conversation keeps the channel it was opened on, so that is the one checked."""
-    settings = get(ctx, store)
-    if conversation_id:
-        rows = store.query("SELECT channel FROM conversations WHERE tenant_id = ? AND id = ?",
-                           [ctx.tenant_id, conversation_id])
-        channel = rows[0]["channel"] if rows else channel
-    if channel not in settings.channels_enabled:
-        enabled = ", ".join(settings.channels_enabled) or "none"
-        raise ChannelDisabled(f"The channel '{channel}' is not enabled for this tenant (enabled: {enabled}); "
-                              "an admin can enable it in Settings → Channels.")
-    return settings
 
 
 def handoff_reasons(ctx: TenantContext, store: Store) -> dict[str, str]:
@@ -217,9 +212,9 @@ def update(ctx: TenantContext, store: Store, *, process: Settings | None = None,
             "INSERT INTO tenant_settings (tenant_id, settings, updated_at, updated_by) VALUES (?, ?, ?, ?) "
             "ON CONFLICT (tenant_id) DO UPDATE SET settings = excluded.settings, updated_at = excluded.updated_at, "
             "updated_by = excluded.updated_by",
-            [ctx.tenant_id, payload, utcnow(), ctx.actor])
+            [ctx.tenant_id, payload, store.clock.stamp(), ctx.actor])
         if "name" in clean:
-            db.execute("UPDATE tenants SET name = ? WHERE id = ?", [clean["name"], ctx.tenant_id])
+            tenants.rename_tenant(ctx, store, clean["name"])
     if clean.get("handoff_webhook_url"):  # webhook calls are signed with the tenant's secret: make sure it exists
         site_keys.ensure(ctx, store)
     return get(ctx, store)

@@ -13,13 +13,14 @@ from __future__ import annotations
 
 import math
 import secrets
-import time
 from dataclasses import dataclass, field
 from typing import Callable
 
 import jwt
 
-from core.base.store import Store, utcnow
+from core.base.clock import SYSTEM
+from core.base.store import Store
+from core.tenancy import tenants
 from core.tenancy.context import AuthError, TenantContext
 
 PUBLIC_PREFIX, SECRET_PREFIX = "pk_", "whsec_"
@@ -71,7 +72,7 @@ def ensure(ctx: TenantContext, store: Store) -> SiteKeys:
         return SiteKeys(**existing)
     with store.write() as db:
         if _row(ctx, store) is None:
-            now = utcnow()
+            now = store.clock.stamp()
             db.execute("INSERT INTO site_keys (tenant_id, public_key, secret, key_rotated_at, secret_rotated_at, rotated_by) "
                        "VALUES (?,?,?,?,?,?)", [ctx.tenant_id, _new_public(), _new_secret(), now, now, ctx.actor])
     return SiteKeys(**_row(ctx, store))  # type: ignore[arg-type]
@@ -91,7 +92,7 @@ def _rotate(ctx: TenantContext, store: Store, column: str, stamp_column: str, va
     ensure(ctx, store)
     with store.write() as db:
         db.execute(f"UPDATE site_keys SET {column} = ?, {stamp_column} = ?, rotated_by = ? WHERE tenant_id = ?",
-                   [value, utcnow(), ctx.actor, ctx.tenant_id])
+                   [value, store.clock.stamp(), ctx.actor, ctx.tenant_id])
     return SiteKeys(**_row(ctx, store))  # type: ignore[arg-type]
 
 
@@ -105,13 +106,15 @@ def lookup(store: Store, public_key: str) -> tuple[str, str] | None:
     """(tenant slug, secret) for a public key, or None. For :mod:`core.tenancy` only, which builds the context."""
     if not isinstance(public_key, str) or not public_key.startswith(PUBLIC_PREFIX) or len(public_key) > 100:
         return None
-    rows = store.query("SELECT t.slug, k.secret FROM site_keys k JOIN tenants t ON t.id = k.tenant_id "
-                       "WHERE k.public_key = ?", [public_key])
-    return (rows[0]["slug"], rows[0]["secret"]) if rows else None
+    rows = store.query("SELECT tenant_id, secret FROM site_keys WHERE public_key = ?", [public_key])
+    if not rows:
+        return None
+    slug = tenants.tenant_slug(store, rows[0]["tenant_id"])
+    return (slug, rows[0]["secret"]) if slug is not None else None
 
 
 def sign_customer_token(secret: str, customer_id: str, ttl_seconds: int = 3600, *,
-                        clock: Callable[[], float] = time.time) -> str:
+                        clock: Callable[[], float] = SYSTEM.timestamp) -> str:
     """What the business's backend does (shown here for tests, the CLI and the README): an HS256 JWT with the
     customer id as ``sub`` and an expiry ``ttl_seconds`` from now."""
     customer_id = _check_customer_id(customer_id)
@@ -122,7 +125,7 @@ def sign_customer_token(secret: str, customer_id: str, ttl_seconds: int = 3600, 
     return jwt.encode({"sub": customer_id, "iat": now, "exp": now + ttl_seconds}, secret, algorithm=TOKEN_ALGORITHM)
 
 
-def verify_customer_token(secret: str, token: str, *, clock: Callable[[], float] = time.time) -> str:
+def verify_customer_token(secret: str, token: str, *, clock: Callable[[], float] = SYSTEM.timestamp) -> str:
     """The customer id a token vouches for; TokenError when it is malformed, tampered, expired or too long-lived."""
     if not secret:
         raise TokenError("This tenant has no signing secret yet; an admin creates it in Settings → Website widget.")

@@ -7,9 +7,10 @@ from dataclasses import replace
 
 import pytest
 
-from core.knowledge import sources
+from core.agent.builtin_tools import MAX_TRACED_DROPPED, builtin_tools, search_trace
 from core.agent.protocol import ToolCall
-from core.agent.tools import MAX_TRACED_DROPPED, Toolbox, TurnEvidence, search_trace
+from core.agent.registry import ToolEnv, ToolRegistry, TurnEvidence
+from core.knowledge import sources
 from core.knowledge.retrieval import Hit, SearchResult, Tuning, select, weak_reason
 
 
@@ -29,7 +30,8 @@ def test_weak_reason_names_the_floor_or_the_relative_margin_and_a_missing_keywor
 
 def test_selection_says_which_limit_held_a_chunk_back_and_selects_the_same_chunks():
     tuning = Tuning(max_chunks=4, per_source_first_pass=2, max_chars=1_000)
-    ranked = [hit("a1", 0.9, 1), hit("a2", 0.89, 1), hit("a3", 0.88, 1, reason="keyword match with every relevant word"),
+    ranked = [hit("a1", 0.9, 1), hit("a2", 0.89, 1),
+              hit("a3", 0.88, 1, reason="keyword match with every relevant word"),
               hit("big", 0.87, 2, text="y" * 900), hit("b1", 0.86, 3), hit("b2", 0.85, 3), hit("b3", 0.84, 3)]
     chosen, left = select(ranked, tuning)
     assert [h.chunk_id for h in chosen] == ["a1", "a2", "b1", "b2"]
@@ -61,7 +63,8 @@ def test_search_reports_its_floor_and_a_precise_reason_for_every_dropped_candida
     result = rt.retriever.search(kb, "¿Cuál es el plazo de devolución?")
     assert result.hits[0].path == "policies/returns"
     best = max(h.similarity for h in result.hits)
-    assert result.floor == pytest.approx(max(rt.retriever.tuning.min_similarity, best - rt.retriever.tuning.relative_margin))
+    assert result.floor == pytest.approx(max(rt.retriever.tuning.min_similarity,
+                                             best - rt.retriever.tuning.relative_margin))
     assert result.as_dict()["floor"] == round(result.floor, 4)
     assert result.dropped and all(h.reason.startswith(("below the similarity floor", "below the relative margin"))
                                   for h in result.dropped)
@@ -74,15 +77,16 @@ def test_search_reports_its_floor_and_a_precise_reason_for_every_dropped_candida
 # -- tools: the search call's trace entry -------------------------------------------------------------------
 def test_a_search_call_traces_rewritten_query_and_every_candidate_but_the_model_sees_none_of_it(kb, rt):
     evidence = TurnEvidence()
-    box = Toolbox(rt, kb, [("user", "¿Cuál es el plazo de devolución?"), ("assistant", "30 días.")], evidence)
-    message = box.run(ToolCall("c1", "search_knowledge", {"query": "¿y eso?"}))
+    env = ToolEnv(kb, rt, [("user", "¿Cuál es el plazo de devolución?"), ("assistant", "30 días.")], evidence)
+    message = ToolRegistry(builtin_tools()).run(env, ToolCall("c1", "search_knowledge", {"query": "¿y eso?"}))
     entry = evidence.calls[-1]
     assert entry["rewritten"].startswith("¿y eso?") and "plazo" in entry["rewritten"] and entry["language"] == "es"
     assert entry["floor"] > 0 and entry["ms"] >= 0
     selected = [c for c in entry["candidates"] if c["selected"]]
     dropped = [c for c in entry["candidates"] if not c["selected"]]
     assert [c["id"] for c in selected] == entry["ids"] and selected[0]["path"] == "policies/returns"
-    assert selected[0]["reason"] == "rank 1" and {"score", "similarity", "bm25", "found_by", "type", "title"} <= set(selected[0])
+    assert (selected[0]["reason"] == "rank 1"
+            and {"score", "similarity", "bm25", "found_by", "type", "title"} <= set(selected[0]))
     assert dropped and all(c["reason"] for c in dropped) and entry["dropped_total"] == len(dropped)
     assert evidence.hits == selected  # the hits of the turn are the selected candidates
     sent = json.loads(message.content)
@@ -93,7 +97,9 @@ def test_a_search_call_traces_rewritten_query_and_every_candidate_but_the_model_
 def test_an_empty_search_still_traces_what_it_dropped(kb, rt):
     evidence = TurnEvidence()
     rt.retriever.tuning = replace(rt.retriever.tuning, min_similarity=0.999)
-    Toolbox(rt, kb, [], evidence).run(ToolCall("c1", "search_knowledge", {"query": "plazo de devolución de bicicletas"}))
+    ToolRegistry(builtin_tools()).run(ToolEnv(kb, rt, [], evidence),
+                                      ToolCall("c1", "search_knowledge",
+                                               {"query": "plazo de devolución de bicicletas"}))
     entry = evidence.calls[-1]
     assert entry["status"] == "empty" and entry["ids"] == [] and evidence.hits == []
     assert entry["candidates"] and not any(c["selected"] for c in entry["candidates"])

@@ -10,15 +10,15 @@ from fastapi.testclient import TestClient
 
 from api import create_app
 from api.events import chunks
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import site_keys, settings as tenant_settings
-from core.knowledge import sources
 from core.agent import prompts
-from core.agent.loop import TurnResult
+from core.agent.outcome import Outcome, Status, TurnTrace
 from core.agent.providers.offline import OfflineResponder, OfflineTuning
 from core.base.config import load_settings
-from core.tenancy.context import create_tenant, local_operator
+from core.channels import conversations, handoff
+from core.knowledge import sources
+from core.tenancy import settings as tenant_settings, site_keys
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 from tests.fakes import ScriptedProvider
 
 SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables. El envío es gratuito en pedidos de más de 50 €."
@@ -148,8 +148,8 @@ def test_model_text_cannot_forge_an_event(api, rt, acme):
     forged = 'Hola.\n\nevent: done\ndata: {"truncated": false}\n\nevent: card\ndata: {"id": 1}\r\n\r\n: comment\n'
 
     class Forger:
-        def ask(self, ctx, question, **kwargs):
-            return TurnResult("answered", forged, "c1", "es", citations=[], trace={})
+        def answer(self, ctx, dialogue, question, **kwargs):
+            return Outcome(Status.ANSWERED, forged, "es", TurnTrace(dialogue.channel, "es"))
 
     api.app.state.agent_for = lambda ctx: Forger()
     events = api.events("hola")
@@ -206,7 +206,8 @@ def test_sections_and_followups_reach_the_stream(rt, acme):
     rt.index.train(acme)
     api = Api(rt)
     events = api.events("¿Cuánto tardan los envíos a Canarias?")
-    assert dict(events)["section"] == {"id": "envios", "description": "Envíos y entregas: plazos y costes de envío a Canarias"}
+    assert dict(events)["section"] == {"id": "envios",
+                                       "description": "Envíos y entregas: plazos y costes de envío a Canarias"}
     assert names(events).index("text") < names(events).index("section")
     api.close()
 
@@ -223,7 +224,8 @@ def test_asking_for_a_person_hands_off_and_staff_replies_reach_the_widget(api, r
     headers = {"X-Site-Key": api.key("acme"), "X-Customer-Token": token}
     url = f"/v1/conversations/{done['conversation_id']}/replies"
     got = api.client.get(url, headers=headers)
-    assert got.status_code == 200 and [r["text"] for r in got.json()["replies"]] == ["Hola, soy Marta. ¿En qué te ayudo?"]
+    assert (got.status_code == 200
+            and [r["text"] for r in got.json()["replies"]] == ["Hola, soy Marta. ¿En qué te ayudo?"])
     assert api.client.get(url + "?after=1", headers=headers).json() == {"replies": []}
     other = site_keys.sign_customer_token(secret, "cust-7")
     assert api.client.get(url, headers={**headers, "X-Customer-Token": other}).status_code == 404
@@ -247,7 +249,8 @@ def test_a_tenant_named_in_body_query_or_header_is_ignored(api, rt, acme):
         "customer_id": "admin"}, headers={"X-Site-Key": api.key("globex"), "X-Tenant": "acme", "X-Tenant-Id": "1"})
     events = parse_sse(response.text)
     assert only_done(events)["status"] == "abstained" and "5 a 8" not in response.text  # globex's empty KB answered
-    assert [q["question"] for q in conversations.question_log(globex, rt.store)] == ["¿Cuánto tardan los envíos a Canarias?"]
+    assert ([q["question"] for q in conversations.question_log(globex, rt.store)]
+            == ["¿Cuánto tardan los envíos a Canarias?"])
     assert conversations.question_log(acme, rt.store) == []
     convo = conversations.get(globex, rt.store, only_done(events)["conversation_id"])
     assert convo.channel == "web" and convo.customer_id is None
@@ -386,15 +389,17 @@ def test_widget_and_demo_page_are_served_with_the_demo_key(rt, acme):
 
 
 def test_cors_lets_any_site_call_the_chat_without_cookies(api):
-    response = api.client.options("/v1/chat", headers={"Origin": "https://shop.example", "Access-Control-Request-Method": "POST",
-                                                       "Access-Control-Request-Headers": "content-type,x-site-key"})
+    response = api.client.options("/v1/chat", headers={
+        "Origin": "https://shop.example", "Access-Control-Request-Method": "POST",
+        "Access-Control-Request-Headers": "content-type,x-site-key"})
     assert response.status_code == 200 and response.headers["access-control-allow-origin"] == "*"
     assert "access-control-allow-credentials" not in response.headers
 
 
 @pytest.mark.parametrize("method, path, body, status", [
     ("get", "/nowhere", None, 404), ("get", "/v1/chat", None, 405), ("post", "/v1/chat", {"msg": "x"}, 422),
-    ("post", "/v1/chat", {"message": 5}, 422), ("post", "/v1/chat", {"message": "hola", "conversation_id": "../x"}, 422),
+    ("post", "/v1/chat", {"message": 5}, 422),
+    ("post", "/v1/chat", {"message": "hola", "conversation_id": "../x"}, 422),
     ("post", "/v1/chat", {"message": "   "}, 422)])
 def test_every_error_uses_the_one_envelope(api, method, path, body, status):
     kwargs = {"headers": {"X-Site-Key": api.key("acme")}}

@@ -38,7 +38,8 @@ def test_the_schema_lists_every_operation(api):
 #: Operations that take parameters or a body, so that invalid ones can be generated for them.
 WITH_INPUT = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies", "GET /v1/admin/questions",
               "GET /v1/admin/turns"]
-CASES = [(label, GenerationMode.POSITIVE) for label in OPERATIONS] + [(label, GenerationMode.NEGATIVE) for label in WITH_INPUT]
+CASES = ([(label, GenerationMode.POSITIVE) for label in OPERATIONS]
+         + [(label, GenerationMode.NEGATIVE) for label in WITH_INPUT])
 
 
 @pytest.mark.parametrize("label, mode", CASES, ids=[f"{mode.value}-{label}" for label, mode in CASES])

@@ -9,8 +9,8 @@ import httpx
 import pytest
 import uvicorn
 
-from core.channels import conversations
 from core.agent.protocol import Reply, ToolCall
+from core.channels import conversations
 from tests.api.test_chat import Api, acme  # noqa: F401  (the fixture)
 
 ROUND_SECONDS = 0.4
@@ -119,5 +119,5 @@ def test_cancelling_drops_a_remote_provider_call_in_flight(rt, acme, kind, hook)
         else:
             cancelled = seen
         with pytest.raises(Cancelled):
-            Agent(rt, provider).ask(acme, "hola", cancelled=cancelled)
+            rt.turns.run(acme, Agent(rt, provider), "hola", cancelled=cancelled)
         assert len(fake.requests) == 1 and time.monotonic() - arrived[0] < 1.0  # not the 5 s the model takes

@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from core.tenancy import settings as tenant_settings
+from core.agent.builtin_tools import section_spec
 from core.agent.followups import followups
 from core.agent.loop import Agent
-from core.agent.providers.offline import OfflineResponder, best_section, section_catalog, wants_person
 from core.agent.protocol import Reply, TransportError
-from core.agent.tools import section_spec
+from core.agent.providers.offline import OfflineResponder, best_section, section_catalog, wants_person
 from core.base.language import detect
+from core.tenancy import settings as tenant_settings
 from tests.fakes import ScriptedProvider
 
 SECTIONS = json.loads((Path(__file__).parents[2] / "data" / "sample" / "sections.json").read_text(encoding="utf-8"))
@@ -110,20 +110,20 @@ def test_the_section_catalog_is_read_back_from_the_tool_description():
 
 
 def test_the_offline_responder_points_at_the_matching_section(sectioned, rt):
-    result = Agent(rt, OfflineResponder()).ask(sectioned, "¿Cuánto tarda un envío a Canarias?")
+    result = rt.turns.run(sectioned, Agent(rt, OfflineResponder()), "¿Cuánto tarda un envío a Canarias?")
     assert result.sections == [{"id": "envios", "description": SECTIONS["envios"]}]
-    calls = [(c["tool"], c["status"]) for c in result.trace["tools"]]
+    calls = [(c["tool"], c["status"]) for c in result.trace.tools]
     assert calls == [("search_knowledge", "found"), ("show_section", "found")]
 
 
 def test_no_section_when_none_matches(sectioned, rt):
-    result = Agent(rt, OfflineResponder()).ask(sectioned, "¿Vendéis patinetes eléctricos?")
-    assert result.sections == [] and "show_section" not in [c["tool"] for c in result.trace["tools"]]
+    result = rt.turns.run(sectioned, Agent(rt, OfflineResponder()), "¿Vendéis patinetes eléctricos?")
+    assert result.sections == [] and "show_section" not in [c["tool"] for c in result.trace.tools]
 
 
 def test_show_section_is_not_offered_without_a_catalog(kb, rt):
     provider = ScriptedProvider(("show_section", {"id": "envios"}), "No lo sé.", "No lo sé.")
-    result = Agent(rt, provider).ask(kb, "¿Cuánto tarda un envío a Canarias?")
+    result = rt.turns.run(kb, Agent(rt, provider), "¿Cuánto tarda un envío a Canarias?")
     assert "show_section" not in provider.calls[0]["tools"]
     assert "There is no tool 'show_section'" in json.loads(provider.calls[1]["messages"][-1].content)["message"]
     assert result.sections == []
@@ -131,33 +131,34 @@ def test_show_section_is_not_offered_without_a_catalog(kb, rt):
 
 def test_an_unknown_section_id_is_an_error_result_listing_the_valid_ones(sectioned, rt):
     provider = ScriptedProvider(("show_section", {"id": "ofertas"}), "No lo sé.", "No lo sé.")
-    result = Agent(rt, provider).ask(sectioned, "¿Tenéis ofertas?")
+    result = rt.turns.run(sectioned, Agent(rt, provider), "¿Tenéis ofertas?")
     tool_message = provider.calls[1]["messages"][-1]
     data = json.loads(tool_message.content)
     assert tool_message.is_error and data["status"] == "error" and "'ofertas'" in data["message"]
     assert all(ident in data["message"] for ident in SECTIONS)
     assert result.sections == []
-    assert result.trace["tools"][0]["status"] == "error"
+    assert result.trace.tools[0]["status"] == "error"
 
 
 def test_a_section_asked_for_twice_is_kept_once(sectioned, rt):
     provider = ScriptedProvider(("show_section", {"id": "envios"}), ("show_section", {"id": "envios"}),
                                 ("show_section", {"id": "contacto"}), "No lo sé.", "No lo sé.")
-    result = Agent(rt, provider).ask(sectioned, "¿Dónde veo los envíos?")
+    result = rt.turns.run(sectioned, Agent(rt, provider), "¿Dónde veo los envíos?")
     assert [s["id"] for s in result.sections] == ["envios", "contacto"]
 
 
 def test_a_faulted_turn_points_at_no_section(sectioned, rt):
     provider = ScriptedProvider(("show_section", {"id": "envios"}), TransportError("upstream 529"))
-    result = Agent(rt, provider).ask(sectioned, "¿Cuánto tarda un envío?")
+    result = rt.turns.run(sectioned, Agent(rt, provider), "¿Cuánto tarda un envío?")
     assert result.status == "error" and result.sections == []
 
 
 def test_sections_come_with_a_released_answer(sectioned, rt):
     provider = ScriptedProvider(
         ("search_knowledge", {"query": "envíos a Canarias"}), ("show_section", {"id": "envios"}),
-        lambda messages: f"Los envíos a Canarias tardan de 5 a 8 días laborables. [[cite:{cite_first(messages, 'envios')}]]")
-    result = Agent(rt, provider).ask(sectioned, "¿Cuánto tarda un envío a Canarias?")
+        lambda messages: "Los envíos a Canarias tardan de 5 a 8 días laborables. "
+                         f"[[cite:{cite_first(messages, 'envios')}]]")
+    result = rt.turns.run(sectioned, Agent(rt, provider), "¿Cuánto tarda un envío a Canarias?")
     assert result.status == "answered" and [s["id"] for s in result.sections] == ["envios"]
 
 
@@ -174,12 +175,13 @@ FOLLOWUP_CASES = {
         [qa("a", "¿Puedo pagar a plazos?"), qa("b", "¿Hacéis envíos a Canarias?")], ["a"], "x",
         ["¿Hacéis envíos a Canarias?"]),
     "only qa hits": (
-        [{"id": "t", "title": "Política de envíos", "type": "text", "selected": True}, qa("b", "¿Envío gratis?")], [], "x",
-        ["¿Envío gratis?"]),
+        [{"id": "t", "title": "Política de envíos", "type": "text", "selected": True}, qa("b", "¿Envío gratis?")],
+        [], "x", ["¿Envío gratis?"]),
     "dropped hits are skipped": (
         [qa("a", "¿Puedo pagar a plazos?", selected=False), qa("b", "¿Envío gratis?")], [], "x", ["¿Envío gratis?"]),
     "duplicates by folded title": (
-        [qa("a", "¿Envío gratis?"), qa("b", "Envio gratis"), qa("c", "  ¿ENVÍO GRATIS?  ")], [], "x", ["¿Envío gratis?"]),
+        [qa("a", "¿Envío gratis?"), qa("b", "Envio gratis"), qa("c", "  ¿ENVÍO GRATIS?  ")], [], "x",
+        ["¿Envío gratis?"]),
     "the question itself": (
         [qa("a", "¿Puedo pagar a plazos?"), qa("b", "¿Envío gratis?")], [], "puedo pagar a plazos", ["¿Envío gratis?"]),
     "untitled hits": ([qa("a", ""), qa("b", None), qa("c", "¿Envío gratis?")], [], "x", ["¿Envío gratis?"]),
@@ -224,8 +226,10 @@ def test_on_event_hears_the_provider_first_then_one_event_per_tool_call(kb, rt):
     heard = []
     provider = ScriptedProvider(
         ("search_knowledge", {"query": "plazo de devolución"}), ("search_knowledge", {"query": "xyzzy plugh qwfp"}),
-        lambda messages: f"Tienes un plazo de 30 días naturales desde la entrega. [[cite:{cite_first(messages, 'devoluciones')}]]")
-    result = Agent(rt, provider).ask(kb, "¿Plazo de devolución?", on_event=lambda name, data: heard.append((name, data)))
+        lambda messages: "Tienes un plazo de 30 días naturales desde la entrega. "
+                         f"[[cite:{cite_first(messages, 'devoluciones')}]]")
+    result = rt.turns.run(kb, Agent(rt, provider), "¿Plazo de devolución?",
+                          on_event=lambda name, data: heard.append((name, data)))
     assert result.status == "answered"
     assert heard == [
         ("provider", {"name": "scripted", "model": "script-1"}),
@@ -238,7 +242,7 @@ def test_on_event_hears_the_provider_first_then_one_event_per_tool_call(kb, rt):
 def test_on_event_reports_an_error_result_as_not_found(sectioned, rt):
     heard = []
     provider = ScriptedProvider(("show_section", {"id": "nope"}), "No lo sé.", "No lo sé.")
-    Agent(rt, provider).ask(sectioned, "hola", on_event=lambda name, data: heard.append((name, data)))
+    rt.turns.run(sectioned, Agent(rt, provider), "hola", on_event=lambda name, data: heard.append((name, data)))
     assert [(n, d.get("name"), d.get("found")) for n, d in heard] == [
         ("provider", "scripted", None), ("tool", "show_section", False)]
 
@@ -246,15 +250,17 @@ def test_on_event_reports_an_error_result_as_not_found(sectioned, rt):
 def test_on_event_hears_a_provider_change(kb, rt):
     heard = []
     provider = ScriptedProvider(("search_knowledge", {"query": "plazo de devolución"}),
-                                Reply("No lo sé.", (), "backup", "backup-1"), Reply("No lo sé.", (), "backup", "backup-1"))
-    Agent(rt, provider).ask(kb, "¿Plazo de devolución?", on_event=lambda name, data: heard.append((name, data)))
+                                Reply("No lo sé.", (), "backup", "backup-1"),
+                                Reply("No lo sé.", (), "backup", "backup-1"))
+    rt.turns.run(kb, Agent(rt, provider), "¿Plazo de devolución?",
+                 on_event=lambda name, data: heard.append((name, data)))
     assert [(n, d["name"]) for n, d in heard if n == "provider"] == [("provider", "scripted"), ("provider", "backup")]
     assert [n for n, _ in heard] == ["provider", "tool", "provider"]
 
 
 def test_offline_turn_events(sectioned, rt):
     heard = []
-    Agent(rt, OfflineResponder()).ask(sectioned, "¿Cuánto tarda un envío a Canarias?",
+    rt.turns.run(sectioned, Agent(rt, OfflineResponder()), "¿Cuánto tarda un envío a Canarias?",
                                       on_event=lambda name, data: heard.append((name, data)))
     assert heard[0] == ("provider", {"name": "offline", "model": "extractive-1"})
     assert [(d["name"], d["found"]) for n, d in heard[1:]] == [("search_knowledge", True), ("show_section", True)]

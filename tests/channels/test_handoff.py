@@ -6,17 +6,17 @@ import json
 
 import pytest
 
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import site_keys, settings as tenant_settings
 from core.agent import prompts
 from core.agent.loop import Agent
+from core.agent.protocol import Dialogue
 from core.agent.providers.offline import OfflineResponder
+from core.channels import conversations, handoff
 from core.channels.handoff import HandoffError
+from core.tenancy import settings as tenant_settings, site_keys
+from core.tenancy.context import AuthError, login, visitor_context
 from core.tenancy.site_keys import sign_customer_token
-from core.tenancy.context import AuthError, create_user, login, visitor_context
+from core.tenancy.tenants import create_user
 from tests.fakes import ScriptedProvider
-
 
 
 @pytest.fixture
@@ -70,7 +70,8 @@ def test_a_handoff_holds_the_whole_conversation(ctx, rt):
     created = handoff.require(ctx, rt.store, handoff.create(ctx, rt.store, convo, "not_covered_twice", gap_id=7))
     assert [t["question"] for t in created["transcript"]] == ["¿Vendéis patinetes?", "¿Y monopatines?"]
     assert [t["answer"] for t in created["transcript"]] == ["answer 0", "answer 1"]
-    assert (created["status"], created["conversation_id"], created["gap_id"], created["replies"]) == ("open", convo, 7, [])
+    assert ((created["status"], created["conversation_id"], created["gap_id"], created["replies"])
+            == ("open", convo, 7, []))
     assert created["webhook_status"] == "none"  # no webhook URL configured
     assert conversations.get(ctx, rt.store, convo).handed_off
 
@@ -255,35 +256,37 @@ def test_an_identified_customer_cannot_read_an_anonymous_conversation(ctx, rt, v
 
 # -- the agent hands off -----------------------------------------------------------------------------------
 def test_asking_for_a_person_hands_off_without_a_gap(kb, rt):
-    result = Agent(rt, OfflineResponder()).ask(kb, "Quiero hablar con una persona", channel="identified")
+    result = rt.turns.run(kb, Agent(rt, OfflineResponder()), "Quiero hablar con una persona", channel="identified")
     assert result.status == "handoff" and result.gap_id is None and result.handoff_id is not None
     queue = handoff.open_handoffs(kb, rt.store)
     assert [(h["id"], h["reason"], h["conversation_id"], h["gap_id"]) for h in queue] == \
         [(result.handoff_id, "customer_request", result.conversation_id, None)]
     assert rt.backlog.gaps(kb) == []
     assert result.answer == prompts.message("handoff", "es")
-    assert [c["tool"] for c in result.trace["tools"]] == ["handoff"]  # no search for a request for a person
+    assert [c["tool"] for c in result.trace.tools] == ["handoff"]  # no search for a request for a person
     stored = conversations.turns(kb, rt.store, result.conversation_id)
     assert [t["status"] for t in stored] == ["handoff"]
 
 
 def test_the_second_uncovered_question_on_a_support_channel_hands_off_with_its_gap(kb, rt):
     bot = Agent(rt, OfflineResponder())
-    first = bot.ask(kb, "¿Vendéis patinetes eléctricos?", channel="identified")
+    first = rt.turns.run(kb, bot, "¿Vendéis patinetes eléctricos?", channel="identified")
     assert first.status == "abstained" and first.gap_id is not None and first.handoff_id is None
-    second = bot.ask(kb, "¿Tenéis cascos para moto?", conversation_id=first.conversation_id)
+    second = rt.turns.run(kb, bot, "¿Tenéis cascos para moto?", conversation_id=first.conversation_id)
     assert second.status == "handoff" and second.gap_id is not None and second.gap_id != first.gap_id
     queue = handoff.open_handoffs(kb, rt.store)
-    assert [(h["id"], h["reason"], h["gap_id"]) for h in queue] == [(second.handoff_id, "not_covered_twice", second.gap_id)]
-    assert [t["question"] for t in queue[0]["transcript"]] == ["¿Vendéis patinetes eléctricos?", "¿Tenéis cascos para moto?"]
+    assert ([(h["id"], h["reason"], h["gap_id"]) for h in queue]
+            == [(second.handoff_id, "not_covered_twice", second.gap_id)])
+    assert [t["question"] for t in queue[0]["transcript"]] == [
+        "¿Vendéis patinetes eléctricos?", "¿Tenéis cascos para moto?"]
     assert second.answer.endswith(prompts.message("handoff", "es"))
 
 
 def test_uncovered_questions_on_the_web_channel_never_hand_off(kb, rt):
     bot = Agent(rt, OfflineResponder())
-    first = bot.ask(kb, "¿Vendéis patinetes eléctricos?", channel="web")
-    second = bot.ask(kb, "¿Tenéis cascos para moto?", conversation_id=first.conversation_id)
-    third = bot.ask(kb, "¿Y guantes de invierno?", conversation_id=first.conversation_id)
+    first = rt.turns.run(kb, bot, "¿Vendéis patinetes eléctricos?", channel="web")
+    second = rt.turns.run(kb, bot, "¿Tenéis cascos para moto?", conversation_id=first.conversation_id)
+    third = rt.turns.run(kb, bot, "¿Y guantes de invierno?", conversation_id=first.conversation_id)
     assert [r.status for r in (first, second, third)] == ["abstained"] * 3
     assert handoff.handoffs(kb, rt.store, None) == []
     assert len(rt.backlog.gaps(kb)) >= 1 and sum(g.count for g in rt.backlog.gaps(kb)) == 3
@@ -292,15 +295,15 @@ def test_uncovered_questions_on_the_web_channel_never_hand_off(kb, rt):
 def test_a_model_requested_handoff_in_a_dry_run_creates_nothing(kb, rt):
     handing = prompts.message("handoff", "es")
     provider = ScriptedProvider(("handoff", {"reason": "customer_request"}), handing, handing)  # answer + revision
-    result = Agent(rt, provider).ask(kb, "Quiero hablar con una persona", channel="identified", record=False)
-    assert result.status == "handoff" and result.handoff_id is None and result.gap_id is None
+    result = Agent(rt, provider).answer(kb, Dialogue("identified"), "Quiero hablar con una persona")
+    assert result.status == "handoff" and result.handoff_requested == "customer_request"
     assert handoff.handoffs(kb, rt.store, None) == [] and rt.backlog.gaps(kb) == []
     assert rt.store.query("SELECT COUNT(*) AS n FROM conversations")[0]["n"] == 0
 
 
 def test_an_unknown_reason_from_the_model_is_a_readable_error_and_no_handoff(kb, rt):
     provider = ScriptedProvider(("handoff", {"reason": "vip"}), "No lo sé.", "No lo sé.")
-    result = Agent(rt, provider).ask(kb, "Soy cliente VIP", channel="identified")
+    result = rt.turns.run(kb, Agent(rt, provider), "Soy cliente VIP", channel="identified")
     tool_result = json.loads(provider.calls[1]["messages"][-1].content)
     assert tool_result["status"] == "error" and "'vip'" in tool_result["message"]
     assert all(code in tool_result["message"] for code in handoff.REASONS)
@@ -309,17 +312,17 @@ def test_an_unknown_reason_from_the_model_is_a_readable_error_and_no_handoff(kb,
 
 def test_one_open_handoff_per_conversation(kb, rt):
     bot = Agent(rt, OfflineResponder())
-    first = bot.ask(kb, "Quiero hablar con una persona", channel="identified")
-    again = bot.ask(kb, "Por favor, necesito hablar con un humano ya", conversation_id=first.conversation_id)
+    first = rt.turns.run(kb, bot, "Quiero hablar con una persona", channel="identified")
+    again = rt.turns.run(kb, bot, "Por favor, necesito hablar con un humano ya", conversation_id=first.conversation_id)
     assert again.status == "handoff" and again.handoff_id is None
     assert [h["id"] for h in handoff.open_handoffs(kb, rt.store)] == [first.handoff_id]
 
 
 def test_asking_again_after_the_handoff_was_closed_queues_a_new_one(kb, rt):
     bot = Agent(rt, OfflineResponder())
-    first = bot.ask(kb, "Quiero hablar con una persona", channel="identified")
+    first = rt.turns.run(kb, bot, "Quiero hablar con una persona", channel="identified")
     handoff.close(kb, rt.store, first.handoff_id)
-    again = bot.ask(kb, "Quiero hablar con una persona otra vez", conversation_id=first.conversation_id)
+    again = rt.turns.run(kb, bot, "Quiero hablar con una persona otra vez", conversation_id=first.conversation_id)
     assert again.status == "handoff"
     assert again.handoff_id is not None
     assert [h["conversation_id"] for h in handoff.open_handoffs(kb, rt.store)] == [first.conversation_id]

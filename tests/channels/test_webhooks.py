@@ -9,13 +9,12 @@ import json
 import httpx
 import pytest
 
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import site_keys, settings as tenant_settings
-from core.knowledge import sources
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder
+from core.channels import conversations, handoff
 from core.channels.webhooks import Notifier, signature
+from core.knowledge import sources
+from core.tenancy import settings as tenant_settings, site_keys
 
 URL = "https://hooks.example.com/cobertura?token=abc"
 
@@ -208,7 +207,7 @@ def test_the_agents_handoff_notifies_the_tenants_webhook(hooked, rt, notifiers):
     receiver = Receiver(200)
     rt.notifier.close()
     rt.notifier = notifiers(rt, receiver)
-    result = Agent(rt, OfflineResponder()).ask(hooked, "Quiero hablar con una persona", channel="identified")
+    result = rt.turns.run(hooked, Agent(rt, OfflineResponder()), "Quiero hablar con una persona", channel="identified")
     assert result.status == "handoff" and result.handoff_id is not None
     [request] = receiver.requests
     body = json.loads(request.content)["handoff"]
@@ -224,7 +223,7 @@ def test_the_agent_does_not_notify_when_it_does_not_hand_off(hooked, rt, notifie
     receiver = Receiver(200)
     rt.notifier.close()
     rt.notifier = notifiers(rt, receiver)
-    Agent(rt, OfflineResponder()).ask(hooked, "¿Vendéis patinetes eléctricos?", channel="identified")
+    rt.turns.run(hooked, Agent(rt, OfflineResponder()), "¿Vendéis patinetes eléctricos?", channel="identified")
     assert receiver.requests == []
 
 
@@ -232,10 +231,9 @@ def test_deliveries_left_pending_by_a_stopped_process_are_resumed(rt, ctx):
     """A handoff whose webhook call was under way when the process stopped is delivered on the next start."""
     import httpx as _httpx
 
-    from core.channels import conversations as _conversations
-    from core.channels import handoff as _handoff
-    from core.tenancy import settings as _settings
+    from core.channels import conversations as _conversations, handoff as _handoff
     from core.channels.webhooks import Notifier as _Notifier
+    from core.tenancy import settings as _settings
 
     _settings.update(ctx, rt.store, process=rt.settings, handoff_webhook_url="https://hooks.example.com/in")
     convo = _conversations.start(ctx, rt.store, "identified").id

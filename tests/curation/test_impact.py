@@ -6,11 +6,11 @@ from datetime import datetime, timedelta, timezone
 
 import pytest
 
-from core.channels import conversations
-from core.qa import suites as qa
-from core.knowledge import sources
 from core.agent.loop import Agent
+from core.channels import conversations
 from core.curation.impact import impact, proposed_chunk_ids
+from core.knowledge import sources
+from core.qa import suites as qa
 from tests.fakes import ScriptedProvider
 
 PARAGRAPHS = [
@@ -30,7 +30,8 @@ def cite(rt, ctx, chunk_ids: list[str]) -> list[dict]:
              "url": "", "trained_at": chunks[cid].trained_at} for cid in chunk_ids]
 
 
-def turn(rt, ctx, question: str, citations: list[dict], answer: str = "Una respuesta.", status: str = "answered") -> dict:
+def turn(rt, ctx, question: str, citations: list[dict], answer: str = "Una respuesta.",
+         status: str = "answered") -> dict:
     convo = conversations.start(ctx, rt.store, "web")
     turn_id = conversations.record_turn(
         ctx, rt.store, convo.id, question=question, status=status, answer=answer, citations=citations,
@@ -82,7 +83,8 @@ def test_a_metadata_edit_changes_no_chunk_and_a_title_edit_of_a_qa_pair_changes_
     turn(rt, ctx, "¿Plazo?", cite(rt, ctx, kb["politicas/devoluciones"]))
     report = impact(ctx, rt, "politicas/devoluciones", proposed={"description": "Plazos", "language": "es"})
     assert report["changed_chunk_ids"] == [] and report["answers_affected"] == 0 and len(report["answers"]) == 1
-    sources.save(ctx, rt.store, "faq/plazo", title="¿Plazo de devolución?", content="30 días.", type="qa", language="es")
+    sources.save(ctx, rt.store, "faq/plazo", title="¿Plazo de devolución?", content="30 días.", type="qa",
+                 language="es")
     rt.index.train(ctx)
     pair = sources.get(ctx, rt.store, "faq/plazo")
     assert proposed_chunk_ids(pair, {}) == {c.id for c in rt.index.chunks_of(ctx, pair.id)}
@@ -104,7 +106,8 @@ def test_a_folder_move_or_delete_touches_every_answer_below_it(rt, ctx, kb):
 
 def test_an_answer_citing_an_earlier_version_is_found_by_its_path(rt, ctx, kb):
     old = turn(rt, ctx, "¿Horario?", cite(rt, ctx, kb["tienda/horario"]))
-    sources.save(ctx, rt.store, "tienda/horario", title="Horario", content="Abrimos de lunes a viernes de 9:00 a 21:00.")
+    sources.save(ctx, rt.store, "tienda/horario", title="Horario",
+                 content="Abrimos de lunes a viernes de 9:00 a 21:00.")
     rt.index.train(ctx)  # the cited chunk is gone; the turn still names the path
     report = impact(ctx, rt, "tienda/horario", proposed={"content": "Abrimos todos los días."})
     assert [x["turn_id"] for x in report["answers"]] == [old["turn_id"]] and report["answers_affected"] == 1
@@ -135,7 +138,8 @@ def test_gaps_closed_with_the_article_are_listed(rt, ctx, kb):
     assert shipping != hours
     rt.backlog.record(ctx, "¿Vendéis patinetes eléctricos?", "es", "web", "conv-y")  # open, no article
     report = impact(ctx, rt, "politicas/envios", proposed={"content": SHIPPING + "\n\nNuevo."})
-    assert [(g["id"], g["status"], g["article_path"]) for g in report["gaps"]] == [(shipping, "closed", "politicas/envios")]
+    assert ([(g["id"], g["status"], g["article_path"]) for g in report["gaps"]]
+            == [(shipping, "closed", "politicas/envios")])
     assert report["closed_gaps"] == 1
     assert [g["id"] for g in impact(ctx, rt, "politicas")["gaps"]] == [shipping]
     rt.backlog.reopen(ctx, shipping)
@@ -194,7 +198,7 @@ def test_an_answer_of_the_agent_is_found(rt, ctx, kb):
         raise AssertionError("no search result from the returns policy")
 
     bot = Agent(rt, ScriptedProvider(("search_knowledge", {"query": "plazo de devolución"}), answer))
-    result = bot.ask(ctx, "¿Cuánto tiempo tengo para devolver un producto?")
+    result = rt.turns.run(ctx, bot, "¿Cuánto tiempo tengo para devolver un producto?")
     assert result.status == "answered"
     report = impact(ctx, rt, "politicas/devoluciones", proposed={"content": RETURNS.replace("30", "45")})
     assert [a["conversation_id"] for a in report["answers"]] == [result.conversation_id]

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import pytest
 
-from core.qa import suites as qa
-from core.knowledge import sources
 from core.curation.relocation import move
+from core.knowledge import sources
 from core.knowledge.sources import SourceError
+from core.qa import suites as qa
 
 
 def test_a_move_repoints_closed_gaps_and_qa_cases(rt, ctx, other_ctx):

@@ -10,11 +10,12 @@ import numpy as np
 import pytest
 
 from core.gaps import pii
-from core.knowledge import sources
-from core.gaps.matching import GapTuning, best_match, order_distance, words
 from core.gaps.backlog import Backlog, GapError
+from core.gaps.matching import GapTuning, best_match, order_distance, words
+from core.knowledge import sources
 from core.runtime import open_runtime
-from core.tenancy.context import AuthError, create_user, login
+from core.tenancy.context import AuthError, login
+from core.tenancy.tenants import create_user
 from tests.conftest import TEST_TUNING
 from tests.fakes import HashEmbedder
 
@@ -59,11 +60,13 @@ def test_the_same_question_merges_into_one_gap_with_a_counter(backlog, ctx, cloc
 
 
 def test_samples_are_masked_before_they_touch_disk(rt, backlog, ctx, settings):
-    raw = ["ana.lopez@gmail.com", "+34 612 345 678", "ES91 2100 0418 4502 0005 1332", "12345678Z", "4111 1111 1111 1111"]
+    raw = ["ana.lopez@gmail.com", "+34 612 345 678", "ES91 2100 0418 4502 0005 1332", "12345678Z",
+           "4111 1111 1111 1111"]
     gap_id = record(backlog, ctx, f"Soy Ana, escribidme a {raw[0]} o al {raw[1]}; mi IBAN {raw[2]}, DNI {raw[3]}, "
                                   f"tarjeta {raw[4]}: ¿cuándo llega mi reembolso?")
     sample = backlog.samples(ctx, gap_id)[0]["sample"]
-    assert "<EMAIL>" in sample and "<PHONE>" in sample and "<IBAN>" in sample and "<CARD>" in sample and "<ID>" in sample
+    assert ("<EMAIL>" in sample and "<PHONE>" in sample and "<IBAN>" in sample and "<CARD>" in sample
+            and "<ID>" in sample)
     rt.store.db.execute("PRAGMA wal_checkpoint(FULL)")
     on_disk = b"".join(p.read_bytes() for p in settings.data_dir.glob("cobertura.db*"))
     for value in raw:
@@ -88,7 +91,8 @@ def test_faults_never_open_gaps(backlog, ctx, reason):
 
 
 def test_a_word_swap_is_a_different_question():
-    a, b = words("¿Puedo cambiar del plan anual al mensual?", "es"), words("¿Puedo cambiar del plan mensual al anual?", "es")
+    a, b = (words("¿Puedo cambiar del plan anual al mensual?", "es"),
+            words("¿Puedo cambiar del plan mensual al anual?", "es"))
     assert order_distance(a, a) == 0 and order_distance(a, b) > 0
     vec = np.ones(4, dtype=np.float32) / 2
     matrix = vec[None, :]
@@ -165,7 +169,8 @@ def test_purge_drops_samples_after_retention_and_keeps_entries(rt, backlog, ctx,
     record(backlog, ctx, "¿Abrís los domingos?")
     clock.now += timedelta(days=31)
     assert backlog.purge(ctx) == 2
-    assert rt.store.query("SELECT COUNT(*) AS n FROM gap_variants WHERE sample IS NOT NULL OR words IS NOT NULL")[0]["n"] == 0
+    assert rt.store.query(
+        "SELECT COUNT(*) AS n FROM gap_variants WHERE sample IS NOT NULL OR words IS NOT NULL")[0]["n"] == 0
     assert rt.store.query("SELECT COUNT(*) AS n FROM gap_history WHERE sample IS NOT NULL")[0]["n"] == 0
     gaps = backlog.gaps(ctx)
     assert len(gaps) == 2 and sum(g.count for g in gaps) == 2  # every entry, with its counts
@@ -185,7 +190,8 @@ def test_retention_is_per_tenant_and_only_admins_change_it(rt, backlog, ctx, clo
 def editor_and_qa(rt):
     create_user(rt.store, "acme", "ed@acme.test", "a long password", "editor")
     create_user(rt.store, "acme", "qa@acme.test", "a long password", "qa")
-    return login(rt.store, "ed@acme.test", "a long password", "acme"), login(rt.store, "qa@acme.test", "a long password", "acme")
+    return (login(rt.store, "ed@acme.test", "a long password", "acme"),
+            login(rt.store, "qa@acme.test", "a long password", "acme"))
 
 
 def test_only_editors_change_the_backlog(rt, backlog, ctx):
@@ -226,7 +232,8 @@ def test_another_tenants_gaps_answer_like_missing_ones(backlog, ctx, other_ctx):
     theirs = record(backlog, other_ctx, "¿Vendéis patinetes eléctricos?")
     mine = record(backlog, ctx, "¿Vendéis patinetes eléctricos?")  # identical text, still its own gap
     assert mine != theirs and [g.id for g in backlog.gaps(ctx)] == [mine]
-    assert backlog.get(ctx, theirs) is None and backlog.samples(ctx, theirs) == [] and backlog.history(ctx, theirs) == []
+    assert (backlog.get(ctx, theirs) is None and backlog.samples(ctx, theirs) == []
+            and backlog.history(ctx, theirs) == [])
     with pytest.raises(GapError) as foreign:
         backlog.require(ctx, theirs)
     with pytest.raises(GapError) as missing:
@@ -247,9 +254,10 @@ def test_two_processes_see_each_others_variants(rt, settings, ctx, clock):
 
 def test_raw_events_from_before_the_backlog_are_masked_and_moved(settings, ctx, rt):
     rt.store.db.execute(
-        "INSERT INTO gap_events (tenant_id, at, question, language, channel, conversation_id, reason) VALUES (?,?,?,?,?,?,?)",
-        [ctx.tenant_id, "2026-11-20T10:00:00+00:00", "Soy Ana (ana@example.com): ¿vendéis patinetes?", "es", "web", "c1",
-         "not_covered"])
+        "INSERT INTO gap_events (tenant_id, at, question, language, channel, conversation_id, reason) "
+        "VALUES (?,?,?,?,?,?,?)",
+        [ctx.tenant_id, "2026-11-20T10:00:00+00:00", "Soy Ana (ana@example.com): ¿vendéis patinetes?", "es", "web",
+         "c1", "not_covered"])
     rt.close()
     again = open_runtime(settings, embedder=HashEmbedder(), tuning=TEST_TUNING)
     try:
@@ -270,6 +278,6 @@ def test_an_unrecorded_abstention_does_not_claim_it_was_logged(rt, ctx, monkeypa
 
     monkeypatch.setattr(pii, "mask", broken)
     bot = Agent(rt, ScriptedProvider(("search_knowledge", {"query": "x"}), "No lo sé.", "No lo sé."))
-    result = bot.ask(ctx, "¿Vendéis patinetes?")
+    result = rt.turns.run(ctx, bot, "¿Vendéis patinetes?")
     assert result.status == "abstained" and result.gap_id is None
     assert "no cubre" in result.answer and "anotado" not in result.answer

@@ -44,7 +44,8 @@ def test_uncovered_variants_merge_then_the_article_closes_and_a_defeat_reopens(d
 
     article = tmp_path / "descuentos.md"
     article.write_text("# Descuentos para estudiantes\n\nLos estudiantes tienen un 10 % de descuento en bicicletas y "
-                       "accesorios presentando el carné universitario en vigor, en tienda y en la web.\n", encoding="utf-8")
+                       "accesorios presentando el carné universitario en vigor, en tienda y en la web.\n",
+                       encoding="utf-8")
     run(capsys, "ingest", "demo", str(article), "--prefix", "politicas")
     run(capsys, "train", "demo")
     closed = run(capsys, "gaps", "close", "demo", str(gap_id), "--article", "politicas/descuentos")

@@ -1,8 +1,8 @@
 """The first draft of a gap's article: a template offline, an LLM draft with placeholders when configured."""
 from __future__ import annotations
 
-from core.gaps.drafting import FACT, draft_article
 from core.agent.protocol import TransportError
+from core.gaps.drafting import FACT, draft_article
 from tests.fakes import ScriptedProvider
 
 

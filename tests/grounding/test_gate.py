@@ -3,7 +3,16 @@ import time
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from core.grounding.gate import CITE, Evidence, GateVerdict, check, numbers_confirmed, release, split_claims, support_score
+from core.grounding.gate import (
+    CITE,
+    Evidence,
+    GateVerdict,
+    check,
+    numbers_confirmed,
+    release,
+    split_claims,
+    support_score,
+)
 
 RETURNS = ("Política de devoluciones. Tienes 30 días corridos desde la entrega para devolver un producto. "
            "El reembolso se hace en 5 días hábiles.")
@@ -12,7 +21,8 @@ HOURS = "Nuestra tienda de Madrid está en la calle Mayor. Abre a las 10:00 y ci
 SHIPPING_EN = "Standard shipping takes 3 to 5 business days. Orders over 50 € ship for free."
 FRETE_PT = "O frete é grátis para pedidos acima de 100 reais. A entrega leva até 7 dias úteis."
 EVIDENCE = Evidence({"a1": RETURNS, "b2": PLANS, "c3": HOURS, "d4": SHIPPING_EN, "e5": FRETE_PT},
-                    other_ids=frozenset({"folder-7"}), live=('{"order": "A-1001", "status": "shipped", "eta": "2024-03-15"}',))
+                    other_ids=frozenset({"folder-7"}),
+                    live=('{"order": "A-1001", "status": "shipped", "eta": "2024-03-15"}',))
 ABSTAIN = "Lo siento, la documentación no cubre este punto. He tomado nota de tu pregunta."
 
 
@@ -331,7 +341,8 @@ def test_empty_verdict_is_not_ok():
     ("Sin citas.", "Sin citas.", []),
     ("A [[cite: x]] y [[cite:", "A  y ", []),
     # a run of sentences on one line from one source: its marker once, at the end; lines and other sources keep theirs
-    ("Sí. [[cite:x]] Salen montadas. [[cite:x]] Con herramientas. [[cite:x]]", "Sí. Salen montadas. Con herramientas. [1]", ["x"]),
+    ("Sí. [[cite:x]] Salen montadas. [[cite:x]] Con herramientas. [[cite:x]]",
+     "Sí. Salen montadas. Con herramientas. [1]", ["x"]),
     ("Uno. [[cite:x]] Dos. [[cite:y]] Tres. [[cite:x]]", "Uno. [1] Dos. [2] Tres. [1]", ["x", "y"]),
     ("- Uno. [[cite:x]]\n- Dos. [[cite:x]]", "- Uno. [1]\n- Dos. [1]", ["x"]),
 ])

@@ -7,9 +7,10 @@ from core.knowledge import sources
 
 @pytest.fixture
 def tree(ctx, rt):
-    sources.save(ctx, rt.store, "policies/returns/deadline", title="Return deadline", content="You have 30 days to return an item.",
-                 description="How long customers have")
-    sources.save(ctx, rt.store, "policies/returns/refunds", title="Refunds", content="Refunds take 5 to 7 working days.")
+    sources.save(ctx, rt.store, "policies/returns/deadline", title="Return deadline",
+                 content="You have 30 days to return an item.", description="How long customers have")
+    sources.save(ctx, rt.store, "policies/returns/refunds", title="Refunds",
+                 content="Refunds take 5 to 7 working days.")
     sources.save(ctx, rt.store, "policies/shipping", title="Shipping", content="We ship to Spain and Portugal. " * 10)
     sources.save(ctx, rt.store, "plans/pro", title="Pro plan", content="The Pro plan costs 19.90 EUR a month.")
     sources.set_folder_description(ctx, rt.store, "policies", "Store policies")
@@ -39,7 +40,8 @@ def test_read_document_returns_text_and_chunk_ids(tree, rt):
     assert result.found and result.text_bearing and result.kind == "document"
     [doc] = result.documents
     assert doc["text"] == "You have 30 days to return an item."
-    assert result.chunk_ids == [c.id for c in rt.index.chunks_of(tree, sources.get(tree, rt.store, "policies/returns/deadline").id)]
+    assert result.chunk_ids == [
+        c.id for c in rt.index.chunks_of(tree, sources.get(tree, rt.store, "policies/returns/deadline").id)]
 
 
 def test_read_folder_respects_the_limit_and_indexes_the_rest(tree, rt):

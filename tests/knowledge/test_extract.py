@@ -9,13 +9,14 @@ from tests.documents import docx_bytes, pdf_bytes
 
 HTML = """<html><head><title>Shipping | Acme</title></head><body>
 <nav><a href="/">Home</a> <a href="/shop">Shop</a></nav>
-<main><h1>Shipping</h1><p>We ship to Spain and Portugal. Orders placed before 14:00 leave the warehouse the same day.</p>
+<main><h1>Shipping</h1><p>We ship to Spain and Portugal. \
+Orders placed before 14:00 leave the warehouse the same day.</p>
 <p>Delivery takes 24 to 48 hours on the mainland.</p></main>
 <footer>© Acme 2026</footer><script>var tracking = 1;</script></body></html>"""
 
 
 def test_markdown_title_from_heading():
-    [doc] = extract_file("returns.md", "# Returns policy\n\nYou have 30 days.".encode())
+    [doc] = extract_file("returns.md", b"# Returns policy\n\nYou have 30 days.")
     assert (doc.title, doc.type) == ("Returns policy", "file")
     assert "30 days" in doc.content
 
@@ -46,8 +47,10 @@ def test_docx_paragraphs_and_tables():
 
 def test_csv_and_jsonl_qa_pairs():
     csv_pairs = extract_file("faq.csv", b'question,answer\n"Do you ship to France?","No, only Spain and Portugal."\n')
-    assert [(p.type, p.title, p.content) for p in csv_pairs] == [("qa", "Do you ship to France?", "No, only Spain and Portugal.")]
-    lines = "\n".join(json.dumps(x) for x in [{"pregunta": "¿Horario?", "respuesta": "9 a 18"}, {"question": "Q2", "answer": "A2"}])
+    assert [(p.type, p.title, p.content) for p in csv_pairs] == [
+        ("qa", "Do you ship to France?", "No, only Spain and Portugal.")]
+    lines = "\n".join(json.dumps(x) for x in [{"pregunta": "¿Horario?", "respuesta": "9 a 18"},
+                                              {"question": "Q2", "answer": "A2"}])
     assert [p.title for p in extract_file("faq.jsonl", lines.encode())] == ["¿Horario?", "Q2"]
 
 

@@ -15,7 +15,8 @@ def hit(cid, score, type_="text", starred=False, source_id=None, similarity=None
 # -- R1 rewrite ---------------------------------------------------------------------------------------
 @pytest.mark.parametrize("query, history, expected", [
     ("¿Cuál es el plazo de devolución?", [], "¿Cuál es el plazo de devolución?"),
-    ("¿y cuánto cuesta?", [("user", "Háblame del plan LC-PRO"), ("assistant", "El plan Pro...")], "¿y cuánto cuesta? Háblame plan LC-PRO"),
+    ("¿y cuánto cuesta?", [("user", "Háblame del plan LC-PRO"), ("assistant", "El plan Pro...")],
+     "¿y cuánto cuesta? Háblame plan LC-PRO"),
     ("and how much is it?", [("user", "Tell me about the Pro plan")], "and how much is it? Tell Pro plan"),
     ("¿Y el Starter?", [("user", "¿Cuánto cuesta el plan Pro al mes?")], "¿Y el Starter? Cuánto cuesta plan mes"),
     ("What are the opening hours of the Madrid shop?", [("user", "Tell me about returns")],

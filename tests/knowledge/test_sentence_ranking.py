@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 
 from core.knowledge import sources
-from core.knowledge.training import sentence_texts, unpack
 from core.knowledge.retrieval import Tuning, fuse
+from core.knowledge.training import sentence_texts, unpack
 
 PARAGRAPH = ("Nuestra tienda abrió en 2010 en Madrid. Vendemos bicicletas de carretera y de montaña. "
              "Los envíos a Canarias tardan de 5 a 8 días laborables. Aceptamos pago con tarjeta y Bizum.")
@@ -15,7 +15,8 @@ PARAGRAPH = ("Nuestra tienda abrió en 2010 en Madrid. Vendemos bicicletas de ca
 
 def _vectors(rt, ctx, path: str) -> np.ndarray | None:
     source = sources.get(ctx, rt.store, path)
-    row = rt.store.query("SELECT sentence_vectors FROM chunks WHERE tenant_id = ? AND source_id = ?", [ctx.tenant_id, source.id])[0]
+    row = rt.store.query("SELECT sentence_vectors FROM chunks WHERE tenant_id = ? AND source_id = ?",
+                         [ctx.tenant_id, source.id])[0]
     blob = row["sentence_vectors"]
     return None if blob is None else unpack(blob, rt.index.embedder.dim)
 
@@ -24,7 +25,8 @@ def _vectors(rt, ctx, path: str) -> np.ndarray | None:
 def shop(ctx, rt):
     sources.save(ctx, rt.store, "tienda/sobre", title="Sobre nosotros", content=PARAGRAPH, language="es")
     sources.save(ctx, rt.store, "tienda/corto", title="Horario", content="Abrimos de 10 a 20 h.", language="es")
-    sources.save(ctx, rt.store, "faq/bizum", title="¿Aceptáis Bizum?", content="Sí. También tarjeta.", type="qa", language="es")
+    sources.save(ctx, rt.store, "faq/bizum", title="¿Aceptáis Bizum?", content="Sí. También tarjeta.", type="qa",
+                 language="es")
     rt.index.train(ctx)
     return ctx
 
@@ -35,7 +37,8 @@ def test_each_sentence_of_a_chunk_is_embedded_with_its_title(shop, rt):
     expected = rt.index.embedder.passages(sentence_texts(source.title, source.type, PARAGRAPH))
     assert vectors.shape == (4, rt.index.embedder.dim)
     assert np.allclose(vectors, expected, atol=1e-2)  # stored as float16
-    assert sentence_texts(source.title, source.type, PARAGRAPH)[2] == "Sobre nosotros\nLos envíos a Canarias tardan de 5 a 8 días laborables."
+    assert (sentence_texts(source.title, source.type, PARAGRAPH)[2]
+            == "Sobre nosotros\nLos envíos a Canarias tardan de 5 a 8 días laborables.")
 
 
 def test_qa_pairs_and_one_sentence_chunks_keep_no_sentence_vectors(shop, rt):
@@ -59,7 +62,8 @@ def test_fuse_blends_chunk_and_sentence_similarity():
     tuning = Tuning(sentence_weight=1.0, keyword_weight_same_language=0.0)
     assert fuse(0.70, 0.0, 0.0, True, tuning, 0.90) == pytest.approx(0.80)
     assert fuse(0.70, 0.0, 0.0, True, tuning) == pytest.approx(0.70)  # no sentence vectors: the chunk's own
-    assert fuse(0.70, 0.0, 0.0, True, Tuning(sentence_weight=0.0, keyword_weight_same_language=0.0), 0.90) == pytest.approx(0.70)
+    assert (fuse(0.70, 0.0, 0.0, True, Tuning(sentence_weight=0.0, keyword_weight_same_language=0.0), 0.90)
+            == pytest.approx(0.70))
 
 
 def test_chunks_trained_before_sentence_vectors_get_them_at_the_next_training(shop, rt):

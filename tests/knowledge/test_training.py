@@ -46,7 +46,8 @@ def test_deleted_sources_leave_both_indexes_on_training(ctx, rt):
 
 def test_progress_interrupt_and_resume(ctx, rt):
     for i in range(5):
-        sources.save(ctx, rt.store, f"docs/d{i}", title=f"Doc {i}", content=f"Document number {i} talks about topic {i}.")
+        sources.save(ctx, rt.store, f"docs/d{i}", title=f"Doc {i}",
+                     content=f"Document number {i} talks about topic {i}.")
     rt.index.batch_sources = 2
     seen = []
     calls = {"n": 0}
@@ -55,7 +56,8 @@ def test_progress_interrupt_and_resume(ctx, rt):
         calls["n"] += 1
         return calls["n"] > 1
 
-    partial = rt.index.train(ctx, progress=lambda done, total, path: seen.append((done, total)), should_stop=stop_after_first_batch)
+    partial = rt.index.train(ctx, progress=lambda done, total, path: seen.append((done, total)),
+                             should_stop=stop_after_first_batch)
     assert partial.interrupted and len(partial.trained) == 2 and partial.pending == 3
     assert seen == [(0, 5), (2, 5)]
     assert counts(rt, ctx)["changed"] == 3

@@ -5,9 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.knowledge import sources, variants
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder, OfflineTuning
+from core.knowledge import sources, variants
 from core.knowledge.variants import FitSettings, Variants, answer_groups, centroids, fit, worth_modelling
 from tests.fakes import HashEmbedder
 
@@ -78,7 +78,8 @@ def test_a_new_phrasing_finds_its_answer_first(faq, rt):
 
 def test_the_offline_agent_answers_a_new_phrasing_with_the_group_answer(faq, rt):
     # the hashing embedder's similarities are low: the similarity floor that fits it
-    result = Agent(rt, OfflineResponder(OfflineTuning(qa_min_similarity=0.3))).ask(faq, "¿Cuántos días tengo para hacer una devolución?")
+    result = rt.turns.run(faq, Agent(rt, OfflineResponder(OfflineTuning(qa_min_similarity=0.3))),
+                          "¿Cuántos días tengo para hacer una devolución?")
     assert result.status == "answered"
     assert [c["path"].split("/")[1] for c in result.citations] == ["devoluciones"]
     assert "30 días naturales" in result.answer
@@ -102,7 +103,8 @@ def test_retraining_unchanged_refits_nothing_and_a_changed_phrasing_refits(faq, 
     assert report.embedded == 0
     assert rt.store.query("SELECT fingerprint, built_at FROM variant_models") == before
     source = sources.get(faq, rt.store, "faq/envios/0")
-    sources.save(faq, rt.store, source.path, title="¿Cuánto tarda mi envío?", content=SHIPPING, type="qa", language="es")
+    sources.save(faq, rt.store, source.path, title="¿Cuánto tarda mi envío?", content=SHIPPING, type="qa",
+                 language="es")
     rt.index.train(faq)
     assert rt.store.query("SELECT fingerprint FROM variant_models")[0]["fingerprint"] != before[0]["fingerprint"]
 
@@ -111,7 +113,8 @@ def test_another_process_reads_the_refitted_model(faq, rt):
     other = Variants(rt.store, rt.index.embedder)  # what an API worker holds: its own cache, the same database
     first = other.model(faq)
     assert first is not None and len(first.groups) == 2
-    _save_groups(faq, rt, {"horario": ("Abrimos de 9 a 18 h.", ["¿Qué horario tenéis?", "¿A qué hora abrís?", "¿Cuándo abre la tienda?"])})
+    _save_groups(faq, rt, {"horario": ("Abrimos de 9 a 18 h.",
+                                       ["¿Qué horario tenéis?", "¿A qué hora abrís?", "¿Cuándo abre la tienda?"])})
     rt.index.train(faq)
     assert len(other.model(faq).groups) == 3
 
@@ -131,7 +134,8 @@ def test_a_deleted_phrasing_is_gone_from_answers_before_retraining(faq, rt):
 
 
 def test_another_tenants_model_answers_like_no_model(faq, rt, other_ctx):
-    sources.save(other_ctx, rt.store, "faq/uno", title="¿Puedo devolver un producto?", content=RETURNS, type="qa", language="es")
+    sources.save(other_ctx, rt.store, "faq/uno", title="¿Puedo devolver un producto?", content=RETURNS,
+                 type="qa", language="es")
     rt.index.train(other_ctx)
     assert rt.index.variants.model(other_ctx) is None
     hits = rt.retriever.search(other_ctx, "¿Puedo devolver un producto?").hits
@@ -167,7 +171,8 @@ def test_closeness_comes_from_phrasings_the_centroid_has_not_seen():
     assert spread == pytest.approx(max(np.median(held_out) - typical, variants.MIN_SPREAD), abs=1e-6)
     # a group with a single phrasing has nothing held out; identical phrasings keep a minimum spread
     same = np.repeat(np.eye(2, 8, dtype=np.float32), 3, axis=0)
-    _, typical, spread = centroids(np.vstack([same, np.eye(1, 8, 5, dtype=np.float32)]), np.array([0, 0, 0, 1, 1, 1, 2]), 3)
+    _, typical, spread = centroids(np.vstack([same, np.eye(1, 8, 5, dtype=np.float32)]),
+                                   np.array([0, 0, 0, 1, 1, 1, 2]), 3)
     assert typical == pytest.approx(1.0, abs=1e-6) and spread == variants.MIN_SPREAD
 
 
@@ -185,16 +190,17 @@ def test_a_question_far_from_every_group_is_not_sure_even_when_the_softmax_is():
 
 
 def test_models_fitted_before_centroids_are_dropped_and_the_next_training_refits(settings, embedder):
-    from core.runtime import open_runtime
     from core.base.store import Store
-    from core.tenancy.context import create_tenant, local_operator
+    from core.runtime import open_runtime
+    from core.tenancy.context import local_operator
+    from core.tenancy.tenants import create_tenant
 
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     old = Store(settings.db_path)  # the database as the previous release left it: a model without centroids
     old.db.execute("DELETE FROM _migrations WHERE name = '010_variant_centroids'")
     old.db.executescript("DROP TABLE variant_models; CREATE TABLE variant_models (tenant_id INTEGER PRIMARY KEY, "
-                         "fingerprint TEXT NOT NULL, built_at TEXT NOT NULL, scale REAL NOT NULL, dim INTEGER NOT NULL, "
-                         "groups TEXT NOT NULL, weights BLOB NOT NULL, bias BLOB NOT NULL);")
+                         "fingerprint TEXT NOT NULL, built_at TEXT NOT NULL, scale REAL NOT NULL, "
+                         "dim INTEGER NOT NULL, groups TEXT NOT NULL, weights BLOB NOT NULL, bias BLOB NOT NULL);")
     create_tenant(old, "acme", "Acme")
     old.db.execute("INSERT INTO variant_models VALUES (1, 'old', 'x', 20, 2, '[[1]]', x'00', x'00')")
     old.db.conn.commit()

@@ -5,10 +5,10 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from pages import common
 from core.base.config import load_settings
 from core.runtime import open_runtime
-from core.tenancy.context import create_tenant, create_user
+from core.tenancy.tenants import create_tenant, create_user
+from pages import common
 from tests.apptest import APP, PASSWORD, signed_in
 from tests.conftest import TEST_TUNING
 from tests.fakes import HashEmbedder

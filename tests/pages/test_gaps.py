@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages import common
 from core.knowledge import sources
-from core.tenancy.context import create_tenant, local_operator
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
+from pages import common
 from tests.apptest import signed_in
 from tests.fakes import ScriptedProvider
 
@@ -50,7 +51,8 @@ def acme(runtime):
     if pii != discount:
         runtime.backlog.merge(ctx, discount, [pii])
     scooters_es = record(runtime, ctx, "¿Vendéis patinetes eléctricos?", days_ago=2)
-    scooters_en = record(runtime, ctx, "Do you sell electric scooters?", language="en", channel="whatsapp", days_ago=0.2)
+    scooters_en = record(runtime, ctx, "Do you sell electric scooters?", language="en", channel="whatsapp",
+                         days_ago=0.2)
     bitcoin = record(runtime, ctx, "¿Puedo pagar con bitcoin?", days_ago=40)
     runtime.backlog.purge(ctx)
     ids = {"discount": discount, "scooters_es": scooters_es, "scooters_en": scooters_en, "bitcoin": bitcoin}
@@ -71,7 +73,8 @@ def table(at: AppTest):
 
 
 def texts(at: AppTest) -> str:
-    return "\n".join(str(e.value) for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader")
+    return "\n".join(str(e.value)
+                     for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader")
                      for e in getattr(at, kind))
 
 
@@ -148,7 +151,8 @@ def test_close_with_an_existing_article_replays_the_samples_then_closes(runtime,
     at.button(key=f"check_existing_{gap}").click().run()
     assert not at.exception, [e.value for e in at.exception]
     check = next(d.value for d in at.dataframe if "Answered" in d.value.columns)
-    assert len(check) == 2 and set(check["Answered"]) <= {"✓", "✗"}  # the two distinct samples (a repeat is replayed once)
+    # the two distinct samples (a repeat is replayed once)
+    assert len(check) == 2 and set(check["Answered"]) <= {"✓", "✗"}
     assert "Check of `faq/descuentos`" in texts(at)
     assert runtime.backlog.get(ctx, gap).status == "open"  # nothing closes before the confirm
     at.button(key=f"close_{gap}_existing").click().run()
@@ -174,7 +178,8 @@ def test_write_publish_train_check_and_close(runtime, acme):
     assert "the article has no answer yet" in texts(at) and sources.get(ctx, runtime.store, "faq/patinetes") is None
     at.text_input(key=f"article_path_{gap}").set_value("faq/patinetes").run()
     at.text_input(key=f"article_title_{gap}").set_value("Patinetes eléctricos")
-    at.text_area(key=f"article_content_{gap}").set_value("No vendemos patinetes eléctricos: solo [[FALTA: marcas]].").run()
+    at.text_area(key=f"article_content_{gap}").set_value(
+        "No vendemos patinetes eléctricos: solo [[FALTA: marcas]].").run()
     at.button(key=f"publish_{gap}").click().run()
     assert "placeholders" in texts(at) and sources.get(ctx, runtime.store, "faq/patinetes") is None
     choose_gap(at, ids["bitcoin"])  # edits are kept with the gap: leaving it loses nothing
@@ -200,7 +205,8 @@ def test_merge_and_split(runtime, acme):
     at.multiselect(key=f"merge_{ids['scooters_es']}").set_value([ids["scooters_en"]]).run()
     at.button(key=f"do_merge_{ids['scooters_es']}").click().run()
     merged = runtime.backlog.get(ctx, ids["scooters_es"])
-    assert merged.count == 2 and merged.languages == ("en", "es") and runtime.backlog.get(ctx, ids["scooters_en"]) is None
+    assert (merged.count == 2 and merged.languages == ("en", "es")
+            and runtime.backlog.get(ctx, ids["scooters_en"]) is None)
     assert f"Merged #{ids['scooters_en']} into #{ids['scooters_es']}" in texts(at)
     english = [s["id"] for s in runtime.backlog.samples(ctx, merged.id) if s["language"] == "en"]
     at.multiselect(key=f"split_{merged.id}").set_value(english).run()
@@ -237,8 +243,7 @@ def test_an_llm_draft_when_a_provider_is_configured(environ, monkeypatch, reques
 
 
 def test_a_gap_shows_the_handoffs_it_caused_and_a_merge_carries_them(runtime, acme):
-    from core.channels import conversations
-    from core.channels import handoff
+    from core.channels import conversations, handoff
 
     ctx, ids = acme
     convo = conversations.start(ctx, runtime.store, "identified").id

@@ -9,11 +9,11 @@ import httpx
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import settings as tenant_settings
-from core.tenancy.context import create_tenant, local_operator
+from core.channels import conversations, handoff
 from core.channels.webhooks import Notifier
+from core.tenancy import settings as tenant_settings
+from core.tenancy.context import local_operator
+from core.tenancy.tenants import create_tenant
 from tests.apptest import signed_in
 
 PAGE = "pages/inbox.py"
@@ -119,7 +119,8 @@ def test_a_reply_to_a_handoff_closed_meanwhile_is_refused_and_kept(acme):
     at.text_area(key=f"inbox_reply_{handoff_id}").set_value("Te llamamos mañana.")
     handoff.close(ctx, rt.store, handoff_id)  # a colleague closes it while this reply is being written
     click(at, f"inbox_send_{handoff_id}")
-    assert [e.value for e in at.error] == [f"Handoff #{handoff_id}: Handoff #{handoff_id} is closed; reopen it to reply."]
+    assert [e.value for e in at.error] == [
+        f"Handoff #{handoff_id}: Handoff #{handoff_id} is closed; reopen it to reply."]
     at.radio(key="inbox_status").set_value("Closed").run()
     click(at, f"inbox_reopen_{handoff_id}")
     assert at.radio(key="inbox_status").value == "Closed" and not at.expander

@@ -11,11 +11,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages import common
-from core.qa import suites as qa
-from core.knowledge import sources
 from core.agent.loop import Agent
-from core.tenancy.context import authenticate, create_tenant, create_user, local_operator
+from core.knowledge import sources
+from core.qa import suites as qa
+from core.tenancy.context import authenticate, local_operator
+from core.tenancy.tenants import create_tenant, create_user
+from pages import common
 from tests.fakes import ScriptedProvider
 
 PAGE = Path(__file__).resolve().parents[2] / "pages" / "qa.py"
@@ -137,7 +138,8 @@ def test_create_a_suite_add_cases_run_and_see_the_pass_rate_and_the_diff(runtime
 def test_import_paste_export_and_a_bad_line_is_an_error_not_a_traceback(runtime, acme, agent):
     suite = qa.create_suite(acme, runtime.store, "imported")
     at = page(runtime.store)
-    at.text_area(key=f"qa_paste_{suite.id}").set_value('{"question": "¿Plazo?", "expect": "abstains"}\n{"question": "x"}\n')
+    at.text_area(key=f"qa_paste_{suite.id}").set_value(
+        '{"question": "¿Plazo?", "expect": "abstains"}\n{"question": "x"}\n')
     at.button(key=f"qa_import_{suite.id}").click()
     rerun(at)
     assert [e.value for e in at.error][0].startswith("Nothing was imported: 1 bad line(s).")

@@ -13,15 +13,16 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from pages import common
-from core.channels import conversations
-from core.knowledge import sources
 from core.agent import prompts
 from core.agent.protocol import Reply, ToolCall
 from core.base.config import load_settings
 from core.base.language import detect
+from core.channels import conversations
+from core.knowledge import sources
 from core.runtime import open_runtime
-from core.tenancy.context import authenticate, create_tenant, create_user, local_operator
+from core.tenancy.context import authenticate, local_operator
+from core.tenancy.tenants import create_tenant, create_user
+from pages import common
 from tests.conftest import TEST_TUNING
 from tests.fakes import HashEmbedder
 
@@ -41,7 +42,8 @@ class GroundedFake:
         self.invent = False  # cite an id no tool returned (the gate must withhold it)
 
     def complete(self, system, messages, tools, *, max_tokens=1024, timeout=60.0):
-        at = max(i for i, m in enumerate(messages) if m.role == "user" and not m.content.startswith("Your answer was NOT"))
+        at = max(i for i, m in enumerate(messages)
+                 if m.role == "user" and not m.content.startswith("Your answer was NOT"))
         question = messages[at].content
         if not any(m.role == "assistant" and m.tool_calls for m in messages[at + 1:]):
             return Reply("", (ToolCall("call-1", "search_knowledge", {"query": question}),), self.name, self.model,
@@ -140,7 +142,8 @@ def test_a_covered_question_is_answered_with_its_citation_and_trace(runtime, ctx
     assert convo.channel == "sandbox" and convo.customer_id is None
     assert f"Conversation `{convo.id}`" in shown
     say(at, "¿Y cuánto tardan los envíos a Canarias?")  # the same conversation continues
-    assert only_conversation(runtime, ctx).id == convo.id and len(conversations.turns(ctx, runtime.store, convo.id)) == 2
+    assert (only_conversation(runtime, ctx).id == convo.id
+            and len(conversations.turns(ctx, runtime.store, convo.id)) == 2)
 
 
 def test_a_refusal_shows_its_trace_and_becomes_a_trained_qa_source(runtime, ctx):
@@ -207,8 +210,8 @@ def test_channel_and_identified_customer_are_stored_on_the_conversation(runtime,
     at.selectbox(key="sbx_channel").set_value("web").run()
     at.selectbox(key="sbx_who").set_value("Anonymous").run()
     say(at, INSTALMENTS[0])
-    rows = runtime.store.query("SELECT channel, customer_id FROM conversations WHERE tenant_id = ? ORDER BY created_at, rowid",
-                               [ctx.tenant_id])
+    rows = runtime.store.query("SELECT channel, customer_id FROM conversations WHERE tenant_id = ? "
+                               "ORDER BY created_at, rowid", [ctx.tenant_id])
     assert [(r["channel"], r["customer_id"]) for r in rows] == [("identified", "cus_1042"), ("web", None)]
 
 
@@ -217,17 +220,19 @@ def test_a_message_over_the_limit_is_an_error_message_and_starts_nothing(runtime
     assert [e.value for e in at.error] == [
         "The message has 2001 characters; the limit is 2000. Shorten it or split it in two."]
     assert not at.chat_message
-    assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"] == 0
+    assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?",
+                               [ctx.tenant_id])[0]["n"] == 0
 
 
 def test_a_disabled_channel_is_an_error_message_and_starts_nothing(runtime, ctx):
-    from core.tenancy import settings as tenant_settings
     from core.channels.conversations import CHANNELS
+    from core.tenancy import settings as tenant_settings
 
     tenant_settings.update(ctx, runtime.store, channels_enabled=[c for c in CHANNELS if c != "sandbox"])
     at = say(open_page(runtime.store), "¿Cuánto tarda un envío?")
     assert len(at.error) == 1 and "The channel 'sandbox' is not enabled" in at.error[0].value
-    assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?", [ctx.tenant_id])[0]["n"] == 0
+    assert runtime.store.query("SELECT COUNT(*) AS n FROM conversations WHERE tenant_id = ?",
+                               [ctx.tenant_id])[0]["n"] == 0
 
 
 def test_the_trace_shows_how_much_a_qa_answers_phrasings_agree(runtime, ctx):
@@ -236,7 +241,8 @@ def test_the_trace_shows_how_much_a_qa_answers_phrasings_agree(runtime, ctx):
     for group, (answer, phrasings) in {"envios": ("Los pedidos llegan en 2 a 4 días laborables.", asked),
                                       "devoluciones": ("Tienes 30 días naturales para devolver.", others)}.items():
         for n, question in enumerate(phrasings):
-            sources.save(ctx, runtime.store, f"faq/{group}/{n}", title=question, content=answer, type="qa", language="es")
+            sources.save(ctx, runtime.store, f"faq/{group}/{n}", title=question, content=answer, type="qa",
+                         language="es")
     assert runtime.index.train(ctx).variant_groups == 2
     at = say(open_page(runtime.store), "¿Cuántos días tarda en llegar mi pedido?")
     chunks = frames(at, "Phrasings agree")[0]

@@ -12,11 +12,12 @@ import pytest
 import streamlit as st
 from streamlit.testing.v1 import AppTest
 
-from pages import common
-from core.tenancy import members, settings as tenant_settings
 from core.agent.factory import make_agent
 from core.agent.prompts import message
-from core.tenancy.context import create_tenant, create_user, login
+from core.tenancy import members, settings as tenant_settings
+from core.tenancy.context import login
+from core.tenancy.tenants import create_tenant, create_user
+from pages import common
 from tests.fakes import ScriptedProvider
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "settings.py")
@@ -65,7 +66,8 @@ def click(at: AppTest, key: str) -> AppTest:
 def test_an_editor_cannot_see_settings(acme, monkeypatch):
     as_user(monkeypatch, acme, "writer@acme.test")
     at = open_page()
-    assert [e.value for e in at.error] == ["Only an admin can see the settings of this tenant; you are signed in as editor."]
+    assert [e.value for e in at.error] == [
+        "Only an admin can see the settings of this tenant; you are signed in as editor."]
     assert not at.text_input and not at.button and not at.tabs and not at.dataframe
 
 
@@ -110,8 +112,8 @@ def test_kill_switch_needs_a_confirmation_and_stops_answers(acme, monkeypatch):
     assert tenant_settings.get(ctx, acme.store).kill_switch
     assert "The assistant is switched OFF." in texts(at)
     provider = ScriptedProvider()
-    result = make_agent(acme, provider, ctx=ctx).ask(ctx, "¿Hacéis envíos a Canarias?")
-    assert (result.status, result.answer, result.trace["fault"]) == ("error", message("switched_off", "es"), "kill_switch")
+    result = acme.turns.run(ctx, make_agent(acme, provider, ctx=ctx), "¿Hacéis envíos a Canarias?")
+    assert (result.status, result.answer, result.trace.fault) == ("error", message("switched_off", "es"), "kill_switch")
     assert provider.calls == [] and acme.backlog.gaps(ctx) == []
     click(at, "kill_off")
     assert not tenant_settings.get(ctx, acme.store).kill_switch

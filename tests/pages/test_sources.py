@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from pages import common
 from core.channels import conversations
 from core.knowledge import sources
 from core.knowledge.training import chunk_source
-from core.tenancy.context import create_tenant, create_user, local_operator, login
+from core.tenancy.context import local_operator, login
+from core.tenancy.tenants import create_tenant, create_user
+from pages import common
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "sources.py")
 PASSWORD = "a long test password"
@@ -37,7 +38,8 @@ def acme(runtime):
     sources.save(ctx, runtime.store, "tienda/horario", title="Horario", content=HOURS, language="es", starred=True)
     sources.set_folder_description(ctx, runtime.store, "politicas", "Devoluciones, envíos y garantías")
     runtime.index.train(ctx)
-    sources.save(ctx, runtime.store, "tienda/horario", title="Horario", content=HOURS + " Domingos cerrado.", language="es")
+    sources.save(ctx, runtime.store, "tienda/horario", title="Horario", content=HOURS + " Domingos cerrado.",
+                 language="es")
     return ctx
 
 
@@ -64,7 +66,8 @@ def run(at: AppTest) -> AppTest:
 
 
 def texts(at: AppTest) -> str:
-    return "\n".join(str(e.value) for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader")
+    return "\n".join(str(e.value)
+                     for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader")
                      for e in getattr(at, kind))
 
 
@@ -82,7 +85,8 @@ def test_the_tree_shows_folders_with_descriptions_and_sources_with_their_state(r
     assert {m.label: m.value for m in at.metric}["Sources"] == "3"
     assert {m.label: m.value for m in at.metric}["Changed since training"] == "1"
     tree = frame(at, "Tree")
-    assert [t.strip("\u2003") for t in tree["Tree"]] == ["📁 politicas", "📄 devoluciones", "📄 envios", "📁 tienda", "📄 horario"]
+    assert [t.strip("\u2003") for t in tree["Tree"]] == [
+        "📁 politicas", "📄 devoluciones", "📄 envios", "📁 tienda", "📄 horario"]
     rows = {t.strip("\u2003"): r for t, r in zip(tree["Tree"], tree.to_dict("records"))}
     assert rows["📁 politicas"]["Title / folder description"] == "Devoluciones, envíos y garantías"
     assert rows["📄 horario"]["★"] == "★" and rows["📄 horario"]["Status"] == "changed since training"
@@ -121,7 +125,8 @@ def test_create_a_text_and_a_qa_pair_and_a_user_error_is_a_message(runtime, acme
     at.text_area(key="new_text_content").set_value("Otro texto.")
     at.button(key="create_text").click()
     run(at)
-    assert [e.value for e in at.error] == ["A source already exists at 'garantia/plazos'; edit it, or choose another path."]
+    assert [e.value for e in at.error] == [
+        "A source already exists at 'garantia/plazos'; edit it, or choose another path."]
 
 
 def test_an_edit_shows_its_impact_before_it_is_saved(runtime, acme, monkeypatch):
@@ -131,8 +136,8 @@ def test_an_edit_shows_its_impact_before_it_is_saved(runtime, acme, monkeypatch)
     convo = conversations.start(acme, runtime.store, "web")
     conversations.record_turn(
         acme, runtime.store, convo.id, question="¿Cuánto cuesta el envío a la zona 5?", status="answered",
-        answer="Cuesta 10 euros.", citations=[{"id": chunks[-1].id, "path": source.path, "title": source.title, "url": "",
-                                                "trained_at": chunks[-1].trained_at}],
+        answer="Cuesta 10 euros.", citations=[{"id": chunks[-1].id, "path": source.path, "title": source.title,
+                                                "url": "", "trained_at": chunks[-1].trained_at}],
         evidence=[chunks[-1].id], truncated=False, provider="t", model="t", latency_ms=1, input_tokens=0,
         output_tokens=0, trace={}, uncovered=False)
     gap = runtime.backlog.record(acme, "¿Hacéis envíos a la zona 9?", "es", "web", "c1")
@@ -150,7 +155,8 @@ def test_an_edit_shows_its_impact_before_it_is_saved(runtime, acme, monkeypatch)
     at.text_area(key=key).set_value(LONG.replace("cuesta 10 euros", "cuesta 12 euros"))
     run(at)
     warning = [w.value for w in at.warning]
-    assert any("This edit changes chunks cited by 1 recent answer(s), 1 closed gap(s), 0 QA case(s)" in w for w in warning)
+    assert any("This edit changes chunks cited by 1 recent answer(s), 1 closed gap(s), 0 QA case(s)" in w
+               for w in warning)
     answers = frame(at, "Answer (excerpt)")
     assert list(answers["Question"]) == ["¿Cuánto cuesta el envío a la zona 5?"]
     assert list(answers["Cites a changed chunk"]) == ["✓"] and list(answers["Conversation"]) == [convo.id]
@@ -262,7 +268,7 @@ def test_upload_files_a_folder_and_a_zip(runtime, acme, monkeypatch):
         ("vacio.txt", b"", "text/plain"),
     ])
     at.file_uploader(key="upload_dir_0").set_value([
-        ("taller/frenos/ajuste.txt", "Ajusta las pastillas de freno cada 500 km.".encode(), "text/plain"),
+        ("taller/frenos/ajuste.txt", b"Ajusta las pastillas de freno cada 500 km.", "text/plain"),
     ])
     at.button(key="upload_import").click()
     run(at)

@@ -6,12 +6,14 @@ from pathlib import Path
 
 import pytest
 
-from core.channels import handoff
-from core.qa import suites as qa, runs as qa_runs
 from core.__main__ import main
-from core.agent.loop import Agent, Rehearsal
+from core.agent.loop import Agent
 from core.agent.protocol import TransportError
-from core.tenancy.context import AuthError, create_user, login
+from core.channels import handoff
+from core.channels.turn import Rehearsal
+from core.qa import runs as qa_runs, suites as qa
+from core.tenancy.context import AuthError, login
+from core.tenancy.tenants import create_user
 from tests.fakes import ScriptedProvider
 
 DEMO_SUITE = Path(__file__).resolve().parents[2] / "data" / "sample" / "qa" / "demo.jsonl"
@@ -67,20 +69,20 @@ NOTHING = {"conversations": 0, "turns": 0, "gaps": 0, "gap_variants": 0, "handof
 def test_a_rehearsal_keeps_history_evidence_and_the_handoff_rule_in_memory(kb, rt):
     bot = scripted(rt, shipping_answer())
     rehearsal = Rehearsal(channel="identified")
-    first = bot.ask(kb, "¿Cuánto tardan los envíos a Canarias?", rehearsal=rehearsal)
+    first = rt.turns.rehearse(kb, bot, rehearsal, "¿Cuánto tardan los envíos a Canarias?")
     assert first.status == "answered" and rehearsal.turns[0][0] == "¿Cuánto tardan los envíos a Canarias?"
     cited = first.citations[0]["id"]
     # a follow-up may cite what an earlier turn returned, without searching again: the evidence was kept
     bot.provider.enqueue(f"Tardan de 5 a 8 días laborables. [[cite:{cited}]]")
-    follow = bot.ask(kb, "¿y cuánto tardan?", rehearsal=rehearsal)
+    follow = rt.turns.rehearse(kb, bot, rehearsal, "¿y cuánto tardan?")
     assert follow.status == "answered" and follow.citations[0]["id"] == cited
     sent = bot.provider.calls[-1]["messages"]
     assert [m.role for m in sent] == ["user", "assistant", "user"]  # the history reached the model
     bot.provider.enqueue(*uncovered(), *uncovered())
-    assert bot.ask(kb, "¿Vendéis patinetes?", rehearsal=rehearsal).status == "abstained"
-    second = bot.ask(kb, "¿Y monopatines?", rehearsal=rehearsal)
+    assert rt.turns.rehearse(kb, bot, rehearsal, "¿Vendéis patinetes?").status == "abstained"
+    second = rt.turns.rehearse(kb, bot, rehearsal, "¿Y monopatines?")
     assert second.status == "handoff" and second.handoff_id is None and second.gap_id is None
-    assert second.trace["handoff"] == {"reason": "not_covered_twice", "recorded": False} and rehearsal.handed_off
+    assert second.trace.handoff == {"reason": "not_covered_twice", "recorded": False} and rehearsal.handed_off
     assert counts(rt) == NOTHING  # no conversation, turn, gap or handoff was written
 
 
@@ -89,8 +91,8 @@ def test_a_rehearsal_keeps_history_evidence_and_the_handoff_rule_in_memory(kb, r
 def test_the_rehearsal_hands_off_exactly_where_a_stored_conversation_does(kb, rt, channel, handed_off):
     rehearsal = Rehearsal(channel=channel)
     bot = scripted(rt, uncovered(), uncovered())
-    bot.ask(kb, "¿Vendéis patinetes?", rehearsal=rehearsal)
-    assert (bot.ask(kb, "¿Y monopatines?", rehearsal=rehearsal).status == "handoff") is handed_off
+    rt.turns.rehearse(kb, bot, rehearsal, "¿Vendéis patinetes?")
+    assert (rt.turns.rehearse(kb, bot, rehearsal, "¿Y monopatines?").status == "handoff") is handed_off
     assert counts(rt) == NOTHING
 
 
@@ -106,7 +108,8 @@ def test_every_expectation_passes_and_fails_with_a_reason(kb, rt):
         add("¿Vendéis patinetes?", expect="abstains"),  # pass
         add("¿Vendéis patinetes?", expect="abstains"),  # fail: answered
         add("¿Y monopatines?", prefix=["¿Vendéis patinetes?"], channel="identified", expect="handoff"),  # pass
-        add("¿Y monopatines?", prefix=["¿Vendéis patinetes?"], channel="web", expect="handoff"),  # fail: web refuses only
+        add("¿Y monopatines?", prefix=["¿Vendéis patinetes?"], channel="web",
+            expect="handoff"),  # fail: web refuses only
         add("¿Y monopatines?", channel="identified", expect="handoff"),  # fail: only one uncovered question
         add("¿Plazo de devolución?", expect="card", card="return_label"),  # fail: cards are not built
         add("¿Plazo de devolución?", expect="answered"),  # fail: provider down
@@ -165,7 +168,8 @@ def test_diff_names_flipped_cases_changed_citations_new_and_gone_cases(kb, rt):
     assert set(cited) == {stays.id, breaks.id}  # one cites another source now; one cites where it cited nothing
     assert [x["path"] for x in cited[stays.id]["added"]] == ["politicas/envios"]
     assert [x["path"] for x in cited[stays.id]["removed"]] == ["politicas/devoluciones"]
-    assert cited[breaks.id]["before"] == [] and [x["path"] for x in cited[breaks.id]["added"]] == ["politicas/devoluciones"]
+    assert (cited[breaks.id]["before"] == []
+            and [x["path"] for x in cited[breaks.id]["added"]] == ["politicas/devoluciones"])
     assert diff.new == [{"case_id": new.id, "question": "¿Y monopatines?", "passed": True}]
     assert [c["case_id"] for c in diff.gone] == [gone.id]
     third = qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, shipping_answer(), returns_answer(), uncovered()))
@@ -178,17 +182,20 @@ def test_diff_names_flipped_cases_changed_citations_new_and_gone_cases(kb, rt):
 # -- suites, cases, roles ----------------------------------------------------------------------------------------------
 def test_suites_and_cases_are_created_renamed_edited_and_deleted(kb, rt):
     suite = qa.create_suite(kb, rt.store, "  smoke   tests ")
-    assert suite.name == "smoke tests" and qa.get_suite(kb, rt.store, "smoke tests") == qa.get_suite(kb, rt.store, suite.id)
+    assert (suite.name == "smoke tests"
+            and qa.get_suite(kb, rt.store, "smoke tests") == qa.get_suite(kb, rt.store, suite.id))
     with pytest.raises(qa.QaError, match="already exists"):
         qa.create_suite(kb, rt.store, "smoke tests")
     for bad, message in (("", "needs a name"), ("12", "only digits"), ("x" * 81, "limit is 80")):
         with pytest.raises(qa.QaError, match=message):
             qa.create_suite(kb, rt.store, bad)
-    case = qa.add_case(kb, rt.store, suite.id, "¿Plazo de devolución?", expect="answered", cite="/Politicas/Devoluciones/")
+    case = qa.add_case(kb, rt.store, suite.id, "¿Plazo de devolución?", expect="answered",
+                       cite="/Politicas/Devoluciones/")
     assert case.cite == "politicas/devoluciones" and case.expectation == "answered citing politicas/devoluciones"
     edited = qa.edit_case(kb, rt.store, case.id, "¿Y monopatines?", prefix=["¿Vendéis patinetes?"], channel="email",
                           expect="handoff", note="second uncovered")
-    assert (edited.id, edited.position, edited.prefix, edited.channel, edited.cite) == (case.id, 1, ("¿Vendéis patinetes?",), "email", "")
+    assert ((edited.id, edited.position, edited.prefix, edited.channel, edited.cite)
+            == (case.id, 1, ("¿Vendéis patinetes?",), "email", ""))
     with pytest.raises(qa.QaError, match="Channel 'whatsapp' is not known"):
         qa.edit_case(kb, rt.store, case.id, "hola", expect="abstains", channel="whatsapp")
     assert qa.rename_suite(kb, rt.store, suite.id, "regression").name == "regression"
@@ -198,7 +205,8 @@ def test_suites_and_cases_are_created_renamed_edited_and_deleted(kb, rt):
     qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, uncovered()))
     qa.delete_suite(kb, rt.store, suite.id)
     assert qa.list_suites(kb, rt.store) == []
-    assert [rt.store.query(f"SELECT COUNT(*) AS n FROM {t}")[0]["n"] for t in ("qa_cases", "qa_runs", "qa_results")] == [0, 0, 0]
+    assert [rt.store.query(f"SELECT COUNT(*) AS n FROM {t}")[0]["n"]
+            for t in ("qa_cases", "qa_runs", "qa_results")] == [0, 0, 0]
 
 
 def test_changing_suites_needs_the_qa_role_running_needs_membership(kb, rt):
@@ -238,7 +246,8 @@ def test_another_tenants_suite_answers_exactly_like_a_missing_one(kb, rt, other_
     assert qa.get_suite(kb, rt.store, theirs.id) is None and qa.list_suites(kb, rt.store) == []
     for call in (lambda: qa.list_cases(kb, rt.store, theirs.id), lambda: qa.export_jsonl(kb, rt.store, theirs.id),
                  lambda: qa_runs.run_suite(kb, rt, theirs.id, agent=scripted(rt)),
-                 lambda: qa_runs.list_runs(kb, rt.store, theirs.id), lambda: qa.rename_suite(kb, rt.store, theirs.id, "mine"),
+                 lambda: qa_runs.list_runs(kb, rt.store, theirs.id),
+                 lambda: qa.rename_suite(kb, rt.store, theirs.id, "mine"),
                  lambda: qa.delete_suite(kb, rt.store, theirs.id)):
         assert failure(call) == missing_suite.replace("'theirs'", f"'{theirs.id}'")
     assert failure(lambda: qa.edit_case(kb, rt.store, case.id, "x", expect="abstains")) == missing_case
@@ -329,7 +338,8 @@ def test_cli_passes_the_demo_suite_and_fails_a_broken_case(tmp_path, monkeypatch
     assert cli(capsys, "init", "--json")[0] == 0  # idempotent: the suite is imported once
     code, out, _ = cli(capsys, "qa", "suites", "demo", "--json")
     suites = json.loads(out)
-    assert code == 0 and [(s["name"], s["cases"]) for s in suites] == [("demo", len(DEMO_SUITE.read_text().splitlines()))]
+    assert (code == 0
+            and [(s["name"], s["cases"]) for s in suites] == [("demo", len(DEMO_SUITE.read_text().splitlines()))])
 
     code, out, err = cli(capsys, "qa", "run", "demo", "demo")
     assert code == 0, out + err
@@ -373,7 +383,7 @@ def test_a_rehearsal_reports_a_handoff_the_model_asked_for_without_queuing_it(kb
     """A QA case "hands off" passes when the model calls the handoff tool, in any channel; nothing is queued."""
     bot = scripted(rt, [("handoff", {"reason": "customer_request"}), wrote or "Hola."])
     rehearsal = Rehearsal(channel="web")
-    result = bot.ask(kb, "Quiero hablar con una persona", rehearsal=rehearsal)
+    result = rt.turns.rehearse(kb, bot, rehearsal, "Quiero hablar con una persona")
     assert result.status == "handoff" and result.handoff_id is None and rehearsal.handed_off
-    assert result.trace["handoff"] == {"reason": "customer_request", "recorded": False}
+    assert result.trace.handoff == {"reason": "customer_request", "recorded": False}
     assert counts(rt) == NOTHING

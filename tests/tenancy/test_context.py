@@ -1,6 +1,19 @@
 import pytest
 
-from core.tenancy.context import AuthError, TenancyError, TenantContext, create_tenant, create_user, hash_password, local_operator, login, memberships, verify_password
+from core.tenancy.context import (
+    AuthError,
+    TenancyError,
+    TenantContext,
+    local_operator,
+    login,
+)
+from core.tenancy.tenants import (
+    create_tenant,
+    create_user,
+    hash_password,
+    memberships,
+    verify_password,
+)
 
 
 def test_context_cannot_be_built_outside_authentication():
@@ -62,7 +75,8 @@ def test_one_user_several_tenants(rt):
     create_tenant(rt.store, "globex")
     create_user(rt.store, "acme", "ann@example.com", "s3cret-pass", "admin")
     create_user(rt.store, "globex", "ann@example.com", "", "qa")  # existing user: password not needed
-    assert [(m["slug"], m["role"]) for m in memberships(rt.store, "ann@example.com")] == [("acme", "admin"), ("globex", "qa")]
+    assert ([(m["slug"], m["role"]) for m in memberships(rt.store, "ann@example.com")]
+            == [("acme", "admin"), ("globex", "qa")])
 
 
 def test_local_operator_needs_an_existing_tenant(rt):
@@ -71,7 +85,16 @@ def test_local_operator_needs_an_existing_tenant(rt):
 
 
 def test_a_session_reaches_only_the_tenants_of_its_memberships(rt):
-    from core.tenancy.context import UserSession, authenticate, context_for, create_first_admin, create_tenant, has_users
+    from core.tenancy.context import (
+        UserSession,
+        authenticate,
+        context_for,
+        create_first_admin,
+    )
+    from core.tenancy.tenants import (
+        create_tenant,
+        has_users,
+    )
 
     create_tenant(rt.store, "acme", "Acme")
     create_tenant(rt.store, "globex", "Globex")

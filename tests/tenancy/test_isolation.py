@@ -4,9 +4,9 @@ from __future__ import annotations
 import pytest
 
 from core.knowledge import sources
-from core.knowledge.training import Index
 from core.knowledge.keyword_index import KeywordIndex
 from core.knowledge.retrieval import Retriever
+from core.knowledge.training import Index
 from core.knowledge.vector_index import VectorIndex
 from tests.conftest import TEST_TUNING
 
@@ -16,7 +16,8 @@ QUERY = "¿Cuál es el plazo para devolver un producto comprado?"
 def seed(ctx, rt, n=8):
     for i in range(n):
         sources.save(ctx, rt.store, f"kb/doc{i}", title=f"Documento {i}",
-                     content=f"Devolver producto comprado plazo {i}: condiciones número {i} de la tienda.", language="es")
+                     content=f"Devolver producto comprado plazo {i}: condiciones número {i} de la tienda.",
+                     language="es")
     rt.index.train(ctx)
 
 
@@ -90,13 +91,15 @@ def _leaky_sources(ctx, store, ids):
     rows = store.query(f"SELECT id FROM sources WHERE id IN ({marks})", ids)
     found = {}
     for row in rows:
-        owner = store.query("SELECT t.slug FROM sources s JOIN tenants t ON t.id = s.tenant_id WHERE s.id = ?", [row["id"]])[0]
+        owner = store.query("SELECT t.slug FROM sources s JOIN tenants t ON t.id = s.tenant_id WHERE s.id = ?",
+                            [row["id"]])[0]
         from core.tenancy.context import local_operator
         found.update(sources.get_by_ids(local_operator(store, owner["slug"]), store, [row["id"]]))
     return found
 
 
-def test_negative_control_the_check_goes_red_when_the_tenant_condition_is_dropped(ctx, other_ctx, rt, settings, embedder):
+def test_negative_control_the_check_goes_red_when_the_tenant_condition_is_dropped(
+        ctx, other_ctx, rt, settings, embedder):
     leaky_index = _LeakyIndex(settings, rt.store, embedder, vectors=_SharedVectors(settings, embedder),
                               keywords=_SharedKeywords(settings.whoosh_dir))
     leaky = Retriever(leaky_index, TEST_TUNING, live_sources=_leaky_sources)

@@ -6,18 +6,19 @@ import dataclasses
 
 import pytest
 
-from core.tenancy import members, settings as tenant_settings
-from core.knowledge import sources
 from core.agent import prompts
 from core.agent.factory import TenantPrompt, make_agent
-from core.agent.providers.offline import OfflineResponder
 from core.agent.providers.chain import ProviderChain
+from core.agent.providers.offline import OfflineResponder
 from core.base.config import ConfigError, load_settings
 from core.channels.conversations import CHANNELS, ConversationError
 from core.channels.handoff import REASONS
+from core.knowledge import sources
+from core.tenancy import members, settings as tenant_settings
+from core.tenancy.context import AuthError, TenancyError, login
 from core.tenancy.members import MemberError
-from core.tenancy.context import AuthError, TenancyError, create_user, login
 from core.tenancy.settings import ChannelDisabled, TenantSettingsError
+from core.tenancy.tenants import create_user
 from tests.fakes import ScriptedProvider
 
 PASSWORD = "a long test password"
@@ -43,13 +44,14 @@ def test_defaults_then_update_and_read_back(ctx, rt):
     assert (current.provider, current.model, current.updated_at) == ("", "", None)
 
     saved = tenant_settings.update(
-        ctx, rt.store, name="  Acme Bikes ", instructions="Tutea al cliente.", guardrails="Nunca hables de la competencia.",
-        languages=["ES", "en", "es"], channels_enabled=["email", "web"],
+        ctx, rt.store, name="  Acme Bikes ", instructions="Tutea al cliente.",
+        guardrails="Nunca hables de la competencia.", languages=["ES", "en", "es"], channels_enabled=["email", "web"],
         handoff_reasons={**REASONS, "billing": "A billing dispute"}, sections=[("pricing", "The pricing table")],
         kill_switch=True, provider="offline")
     assert saved.name == "Acme Bikes" and saved.languages == ("es", "en")
     assert saved.channels_enabled == ("web", "email")  # catalog order
-    assert saved.handoff_reasons["billing"] == "A billing dispute" and saved.sections == {"pricing": "The pricing table"}
+    assert (saved.handoff_reasons["billing"] == "A billing dispute"
+            and saved.sections == {"pricing": "The pricing table"})
     assert saved.kill_switch and saved.provider == "offline" and saved.updated_by == "cli:operator" and saved.updated_at
     assert rt.store.query("SELECT name FROM tenants WHERE id = ?", [ctx.tenant_id])[0]["name"] == "Acme Bikes"
     assert tenant_settings.get(ctx, rt.store) == saved
@@ -115,7 +117,7 @@ def test_another_tenants_settings_answer_like_defaults(ctx, other_ctx, rt):
     assert tenant_settings.get(other_ctx, rt.store) == before == tenant_settings.TenantSettings(name="Globex")
     tenant_settings.update(other_ctx, rt.store, guardrails="Globex only")
     assert tenant_settings.get(ctx, rt.store).guardrails == "" and tenant_settings.get(ctx, rt.store).kill_switch
-    assert tenant_settings.admit(other_ctx, rt.store, "web").channels_enabled == CHANNELS
+    assert rt.turns.admit(other_ctx, "hola", "web").settings.channels_enabled == CHANNELS
 
 
 def test_a_stored_value_a_newer_release_no_longer_accepts_falls_back_gracefully(ctx, rt):
@@ -163,7 +165,7 @@ def test_name_instructions_and_guardrails_reach_the_system_prompt(kb, rt):
     tenant_settings.update(kb, rt.store, name="Acme Bikes", instructions="Tutea al cliente.",
                            guardrails="Nunca prometas fechas.")
     provider = ScriptedProvider("Nuestro material no cubre este punto.", "Nuestro material no cubre este punto.")
-    result = make_agent(rt, provider, ctx=kb).ask(kb, "¿Vendéis patinetes?")
+    result = rt.turns.run(kb, make_agent(rt, provider, ctx=kb), "¿Vendéis patinetes?")
     assert result.status in ("abstained", "answered")
     expected = prompts.system_prompt("Acme Bikes", "es", "Tutea al cliente.", "Nunca prometas fechas.")
     assert provider.calls[0]["system"] == expected
@@ -173,13 +175,13 @@ def test_name_instructions_and_guardrails_reach_the_system_prompt(kb, rt):
     plain = ScriptedProvider("No lo sé.", "No lo sé.")
     agent = make_agent(rt, plain, ctx=kb)
     assert not isinstance(agent.provider, TenantPrompt)
-    agent.ask(kb, "¿Vendéis patinetes?")
+    rt.turns.run(kb, agent, "¿Vendéis patinetes?")
     assert plain.calls[0]["system"] == prompts.system_prompt("Acme Bikes", "es")
 
 
 def test_an_agent_built_for_one_tenant_refuses_another(kb, other_ctx, rt):
     with pytest.raises(AuthError, match="another tenant"):
-        make_agent(rt, ScriptedProvider(), ctx=kb).ask(other_ctx, "hola")
+        rt.turns.run(other_ctx, make_agent(rt, ScriptedProvider(), ctx=kb), "hola")
 
 
 @pytest.mark.parametrize("question, language", [("¿Puedo devolver un producto?", "es"),
@@ -188,43 +190,45 @@ def test_an_agent_built_for_one_tenant_refuses_another(kb, other_ctx, rt):
 def test_the_kill_switch_answers_a_fixed_message_and_calls_nothing(kb, rt, question, language):
     tenant_settings.set_kill_switch(kb, rt.store, True)
     provider = ScriptedProvider()
-    result = make_agent(rt, provider, ctx=kb).ask(kb, question, channel="identified")
+    result = rt.turns.run(kb, make_agent(rt, provider, ctx=kb), question, channel="identified")
     assert result.status == "error" and result.answer == prompts.message("switched_off", language)
-    assert result.trace["fault"] == "kill_switch" and result.language == language
+    assert result.trace.fault == "kill_switch" and result.language == language
     assert provider.calls == [] and result.citations == [] and result.gap_id is None
     assert rt.backlog.gaps(kb) == [] and rt.store.query("SELECT * FROM turns") == []
     assert rt.store.query("SELECT id FROM read_log WHERE tenant_id = ?", [kb.tenant_id]) == []  # no tool ran
     tenant_settings.set_kill_switch(kb, rt.store, False)
-    again = make_agent(rt, ScriptedProvider("No lo sé.", "No lo sé."), ctx=kb).ask(kb, question)
-    assert again.trace.get("fault") != "kill_switch"
+    again = rt.turns.run(kb, make_agent(rt, ScriptedProvider("No lo sé.", "No lo sé."), ctx=kb), question)
+    assert again.trace.fault != "kill_switch"
 
 
 def test_the_kill_switch_applies_to_any_agent_of_the_tenant_but_not_to_dry_runs(kb, other_ctx, rt):
     from core.agent.loop import Agent
+    from core.agent.protocol import Dialogue
 
     tenant_settings.set_kill_switch(kb, rt.store, True)
-    assert Agent(rt, ScriptedProvider()).ask(kb, "¿Puedo devolver un producto?").trace["fault"] == "kill_switch"
-    other = Agent(rt, ScriptedProvider("Hola.", "Hola.")).ask(other_ctx, "Hola")  # another tenant keeps answering
-    assert other.trace.get("fault") != "kill_switch"
+    assert rt.turns.run(kb, Agent(rt, ScriptedProvider()), "¿Puedo devolver un producto?").trace.fault == "kill_switch"
+    # another tenant keeps answering
+    other = rt.turns.run(other_ctx, Agent(rt, ScriptedProvider("Hola.", "Hola.")), "Hola")
+    assert other.trace.fault != "kill_switch"
     replay = ScriptedProvider("No lo sé.", "No lo sé.")
-    dry = Agent(rt, replay).ask(kb, "¿Cuál es el plazo para devolver un producto?", channel="sandbox",
-                                record=False)  # gap replay: an editor's check, not an answer to a customer
-    assert dry.trace.get("fault") != "kill_switch" and replay.calls
+    # gap replay (Agent.answer alone): an editor's check, not an answer to a customer
+    dry = Agent(rt, replay).answer(kb, Dialogue("sandbox"), "¿Cuál es el plazo para devolver un producto?")
+    assert dry.trace.fault != "kill_switch" and replay.calls
 
 
 def test_a_channel_that_is_not_enabled_is_refused(kb, rt):
-    first = make_agent(rt, ScriptedProvider("Hola.", "Hola."), ctx=kb).ask(kb, "Hola", channel="email")
+    first = rt.turns.run(kb, make_agent(rt, ScriptedProvider("Hola.", "Hola."), ctx=kb), "Hola", channel="email")
     gaps = rt.backlog.gaps(kb)
     tenant_settings.update(kb, rt.store, channels_enabled=["web", "identified"])
     provider = ScriptedProvider()
     agent = make_agent(rt, provider, ctx=kb)
     with pytest.raises(ChannelDisabled, match="The channel 'email' is not enabled for this tenant"):
-        agent.ask(kb, "¿Puedo devolver un producto?", channel="email")
+        rt.turns.run(kb, agent, "¿Puedo devolver un producto?", channel="email")
     with pytest.raises(ConversationError, match="'email' is not enabled"):  # the conversation keeps its channel
-        agent.ask(kb, "¿Y el plazo?", conversation_id=first.conversation_id)
+        rt.turns.run(kb, agent, "¿Y el plazo?", conversation_id=first.conversation_id)
     assert provider.calls == [] and rt.backlog.gaps(kb) == gaps
     provider.enqueue("Hola.", "Hola.")
-    assert agent.ask(kb, "Hola", channel="web").status in ("answered", "abstained")
+    assert rt.turns.run(kb, agent, "Hola", channel="web").status in ("answered", "abstained")
 
 
 def test_the_tenants_provider_and_model_are_chosen_among_the_environments(kb, tmp_path, monkeypatch):
@@ -237,7 +241,8 @@ def test_the_tenants_provider_and_model_are_chosen_among_the_environments(kb, tm
                          "COBERTURA_OPENAI_MODEL": "llama3.1"})
     rt = open_runtime(env, embedder=HashEmbedder(), tuning=TEST_TUNING)
     try:
-        from core.tenancy.context import create_tenant, local_operator
+        from core.tenancy.context import local_operator
+        from core.tenancy.tenants import create_tenant
 
         create_tenant(rt.store, "acme", "Acme")
         ctx = local_operator(rt.store, "acme")
@@ -259,7 +264,7 @@ def test_the_tenants_provider_and_model_are_chosen_among_the_environments(kb, tm
         assert built[-1].provider_chain == ("openai",) and built[-1].openai_model == "qwen2.5:7b"
         assert built[-1].anthropic_api_key == KEY  # keys stay the environment's, never the database's
         scripted.enqueue(("search_knowledge", {"query": "plazo devolución"}), "No lo sé.", "No lo sé.")
-        agent.ask(ctx, "¿Cuál es el plazo para devolver un producto?")
+        rt.turns.run(ctx, agent, "¿Cuál es el plazo para devolver un producto?")
         assert scripted.calls and scripted.calls[0]["system"].endswith("Sé breve.")
         assert [p.name for p in agent.provider.inner.providers] == ["scripted", "offline"]  # offline still last
         tenant_settings.update(ctx, rt.store, process=rt.settings, provider="offline")

@@ -12,8 +12,9 @@ import pytest
 
 from core.channels import conversations
 from core.tenancy import site_keys
+from core.tenancy.context import AuthError, log_reader, login, visitor_context
 from core.tenancy.site_keys import MAX_TOKEN_LIFETIME, TokenError, sign_customer_token, verify_customer_token
-from core.tenancy.context import AuthError, create_user, log_reader, login, visitor_context
+from core.tenancy.tenants import create_user
 
 NOW = 1_700_000_000.0
 DAY = 86400

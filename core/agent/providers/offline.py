@@ -77,6 +77,19 @@ def _passages(messages: Sequence[Message], since: int) -> list[dict]:
     return out
 
 
+def _units(considered: list[dict]) -> list[tuple]:
+    """(rank, position, text, passage, language) of each sentence of the passages, and of adjacent pairs."""
+    units = []
+    for rank, passage in enumerate(considered):
+        body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
+        parts = [x for x in sentences(body) if not _is_heading(x)]
+        for position, sentence in enumerate(parts):
+            units.append((rank, position, sentence, passage, _lang_of(passage)))
+            if position + 1 < len(parts):  # a fact often spans two sentences ("Tienda X: ... Abierta de ...")
+                units.append((rank, position + 0.5, f"{sentence} {parts[position + 1]}", passage, _lang_of(passage)))
+    return units
+
+
 def sentences(text: str) -> list[str]:
     """Sentences of a passage (Q&A: the answer part only)."""
     return [s.strip() for s in _SENTENCE.split(text) if s and len(s.strip()) > 2]
@@ -146,27 +159,8 @@ class OfflineResponder:
             # decides, as the pair for this question or as a sign the question is not covered
             best = closest
         if best.get("type") == "qa":
-            # a pair the variant model judged is sure by now (the unsure ones were left out above)
-            covered = "phrasings_agree" in best or (
-                float(best.get("similarity", 0.0)) >= t.qa_min_similarity and self._qa_agrees(passages))
-            if covered:
-                answer = sentences(_qa_answer(best["text"]))
-                if len(answer) > 1 and not _same_question(question, lang, best["text"]):
-                    # a long answer is released only for (nearly) the pair's own question: close-but-different
-                    # questions ("¿Alquiláis bicicletas?" near "¿Montáis la bicicleta?") got wrong long answers
-                    return not_covered
-                # every sentence carries the citation: the gate judges each claim on its own
-                return " ".join(f"{_as_claim(s)} [[cite:{best['id']}]]" for s in answer)
-            return not_covered
-        considered = passages[: t.passages_considered]
-        units = []  # (rank, position, text, passage, language): single sentences and adjacent pairs
-        for rank, passage in enumerate(considered):
-            body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
-            parts = [x for x in sentences(body) if not _is_heading(x)]
-            for position, sentence in enumerate(parts):
-                units.append((rank, position, sentence, passage, _lang_of(passage)))
-                if position + 1 < len(parts):  # a fact often spans two sentences ("Tienda X: ... Abierta de ...")
-                    units.append((rank, position + 0.5, f"{sentence} {parts[position + 1]}", passage, _lang_of(passage)))
+            return self._compose_qa(question, lang, best, passages) or not_covered
+        units = _units(passages[: t.passages_considered])
         if not units:
             return not_covered
         weights = _term_weights(question, units)
@@ -203,6 +197,21 @@ class OfflineResponder:
         best_unit = scored[0] if not revision else next(u for u in scored if u[4] == int(u[4]))  # revision: one sentence
         body = " ".join(f"{_as_claim(c)} [[cite:{best_unit[6]}]]" for c in sentences(best_unit[5]))
         return f"{prompts.message('framing', lang)}\n\n{body}"
+
+    def _compose_qa(self, question: str, lang: str, best: dict, passages: list[dict]) -> str:
+        """The answer of the Q&A pair ``best``, each sentence cited; "" when the pair does not answer."""
+        # a pair the variant model judged is sure by now (the unsure ones were left out above)
+        covered = "phrasings_agree" in best or (
+            float(best.get("similarity", 0.0)) >= self.tuning.qa_min_similarity and self._qa_agrees(passages))
+        if not covered:
+            return ""
+        answer = sentences(_qa_answer(best["text"]))
+        if len(answer) > 1 and not _same_question(question, lang, best["text"]):
+            # a long answer is released only for (nearly) the pair's own question: close-but-different
+            # questions ("¿Alquiláis bicicletas?" near "¿Montáis la bicicleta?") got wrong long answers
+            return ""
+        # every sentence carries the citation: the gate judges each claim on its own
+        return " ".join(f"{_as_claim(s)} [[cite:{best['id']}]]" for s in answer)
 
     def _qa_agrees(self, passages: list[dict]) -> bool:
         """The Q&A pairs near the top vote with their similarity: the top answer must carry more than

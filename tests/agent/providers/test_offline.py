@@ -4,8 +4,8 @@ import json
 import pytest
 
 from core.agent import prompts
-from core.agent.providers.offline import OfflineResponder, OfflineTuning, sentences
 from core.agent.protocol import Message
+from core.agent.providers.offline import OfflineResponder, OfflineTuning, sentences
 
 RETURNS = {"id": "c1", "source": "politicas/devoluciones", "type": "text", "language": "es", "similarity": 0.91,
            "match": "rank 1", "text": "# Devoluciones\n\nPuedes devolver cualquier producto en 30 días naturales. "
@@ -16,14 +16,16 @@ QA = {"id": "q1", "source": "faq/pago", "type": "qa", "language": "es", "similar
 
 def test_first_round_searches_with_the_question():
     reply = OfflineResponder().complete("", [Message("user", "¿Puedo pagar a plazos?")], [])
-    assert reply.tool_calls[0].name == "search_knowledge" and reply.tool_calls[0].arguments == {"query": "¿Puedo pagar a plazos?"}
+    assert (reply.tool_calls[0].name == "search_knowledge"
+            and reply.tool_calls[0].arguments == {"query": "¿Puedo pagar a plazos?"})
 
 
 def test_after_search_it_composes_from_the_results():
     messages = [Message("user", "¿Cuántos días tengo para devolver un producto?")]
     first = OfflineResponder().complete("", messages, [])
     messages += [Message("assistant", "", tool_calls=first.tool_calls),
-                 Message("tool", json.dumps({"status": "found", "results": [RETURNS]}), tool_call_id="x", name="search_knowledge")]
+                 Message("tool", json.dumps({"status": "found", "results": [RETURNS]}), tool_call_id="x",
+                         name="search_knowledge")]
     text = OfflineResponder().complete("", messages, []).text
     assert text.startswith(prompts.message("framing", "es"))
     assert "Puedes devolver cualquier producto en 30 días naturales. [[cite:c1]]" in text
@@ -39,7 +41,8 @@ def test_close_qa_pairs_that_disagree_are_not_an_answer():
     other = {**QA, "id": "q2", "similarity": 0.95, "text": "¿Puedo pagar a plazos?\nNo, solo al contado."}
     third = {**QA, "id": "q3", "similarity": 0.94, "text": "¿Pago aplazado?\nNo, solo al contado."}
     assert OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, other]) == prompts.message("abstain", "es")
-    assert OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, other, third]) == prompts.message("abstain", "es")
+    assert (OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA, other, third])
+            == prompts.message("abstain", "es"))
 
 
 def test_the_majority_of_close_qa_pairs_carries_the_answer():
@@ -51,7 +54,8 @@ def test_the_majority_of_close_qa_pairs_carries_the_answer():
 @pytest.mark.parametrize("similarity", [0.5, 0.79])
 def test_weak_support_says_not_covered(similarity):
     weak = {**RETURNS, "similarity": similarity}
-    assert OfflineResponder().compose("¿Vendéis patinetes eléctricos?", "es", [weak]) == prompts.message("abstain", "es")
+    assert (OfflineResponder().compose("¿Vendéis patinetes eléctricos?", "es", [weak])
+            == prompts.message("abstain", "es"))
 
 
 def test_no_results_says_not_covered_in_the_question_language():
@@ -59,29 +63,35 @@ def test_no_results_says_not_covered_in_the_question_language():
 
 
 def test_framing_follows_the_question_language_even_for_spanish_sources():
-    text = OfflineResponder(OfflineTuning(min_confidence=0.0)).compose("How many days do I have to return a product? 30?", "en", [RETURNS])
+    text = OfflineResponder(OfflineTuning(min_confidence=0.0)).compose(
+        "How many days do I have to return a product? 30?", "en", [RETURNS])
     assert text.startswith("According to our documentation:") and "[[cite:c1]]" in text
 
 
 def test_revision_keeps_only_the_best_sentence():
     tuning = OfflineTuning(min_confidence=0.0, pair_penalty=-1.0)  # pairs preferred, to see the revision drop one
     full = OfflineResponder(tuning).compose("¿Cuántos días para devolver y cuándo llega el reembolso?", "es", [RETURNS])
-    revised = OfflineResponder(tuning).compose("¿Cuántos días para devolver y cuándo llega el reembolso?", "es", [RETURNS], revision=True)
+    revised = OfflineResponder(tuning).compose(
+        "¿Cuántos días para devolver y cuándo llega el reembolso?", "es", [RETURNS], revision=True)
     assert full.count("[[cite:") == 2 and revised.count("[[cite:") == 1
 
 
 def test_a_fact_spanning_two_sentences_is_extracted_whole():
-    shops = {**RETURNS, "id": "s1", "text": "Tienda de Madrid: calle Mayor 1. Abierta de lunes a viernes de 10:00 a 20:00. "
-             "Tienda de Barcelona: carrer de Pujades 77. Abierta de lunes a sábado de 10:00 a 20:00."}
+    shops = {**RETURNS, "id": "s1",
+             "text": "Tienda de Madrid: calle Mayor 1. Abierta de lunes a viernes de 10:00 a 20:00. "
+                     "Tienda de Barcelona: carrer de Pujades 77. Abierta de lunes a sábado de 10:00 a 20:00."}
     text = OfflineResponder().compose("¿Abre la tienda de Barcelona el sábado?", "es", [shops])
-    assert "Tienda de Barcelona: carrer de Pujades 77. [[cite:s1]] Abierta de lunes a sábado de 10:00 a 20:00. [[cite:s1]]" in text
+    assert ("Tienda de Barcelona: carrer de Pujades 77. [[cite:s1]] "
+            "Abierta de lunes a sábado de 10:00 a 20:00. [[cite:s1]]") in text
 
 
 def test_sentences_split():
-    assert sentences("Uno. Dos frases aquí. ¿Tres? 4 es un número.") == ["Uno.", "Dos frases aquí.", "¿Tres?", "4 es un número."]
+    assert sentences("Uno. Dos frases aquí. ¿Tres? 4 es un número.") == [
+        "Uno.", "Dos frases aquí.", "¿Tres?", "4 es un número."]
 
 
-ASSEMBLY = {"id": "q9", "source": "faq/montaje", "type": "qa", "language": "es", "similarity": 0.9, "match": "close Q&A match",
+ASSEMBLY = {"id": "q9", "source": "faq/montaje", "type": "qa", "language": "es", "similarity": 0.9,
+            "match": "close Q&A match",
             "text": "¿Montáis la bicicleta antes de enviarla?\nSí. Las bicicletas salen montadas al 95 %. "
                     "Incluimos las herramientas necesarias."}
 
@@ -93,7 +103,8 @@ def test_a_long_qa_answer_cites_every_sentence_for_its_own_question():
 
 
 def test_a_long_qa_answer_is_not_given_to_a_merely_similar_question():
-    assert OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [ASSEMBLY]) == prompts.message("abstain", "es")
+    assert (OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [ASSEMBLY])
+            == prompts.message("abstain", "es"))
 
 
 @pytest.mark.parametrize("question", ["¿Y a Baleares?", "¡Gracias!", "¿Portugal?"])
@@ -103,7 +114,8 @@ def test_spanish_question_marks_settle_the_language_of_short_questions(question)
     assert detect(question) == "es"
 
 
-PLANS = {"id": "p1", "source": "planes/lumen-care", "type": "text", "language": "es", "similarity": 0.9, "match": "rank 1",
+PLANS = {"id": "p1", "source": "planes/lumen-care", "type": "text", "language": "es", "similarity": 0.9,
+         "match": "rank 1",
          "text": "Lumen Care es nuestra suscripción de mantenimiento para bicicletas de Lumen. "
                  "Plan Básico Lumen Care: 9,90 € al mes, una revisión al año."}
 
@@ -116,8 +128,8 @@ def test_a_question_asking_for_a_figure_gets_the_sentence_that_holds_one():
     assert "suscripción de mantenimiento" in other  # no figure asked for: the defining sentence
 
 
-HOURS = {"id": "h1", "source": "tienda/horarios", "type": "text", "language": "es", "similarity": 0.9, "match": "rank 1",
-         "title": "Tiendas y horarios",
+HOURS = {"id": "h1", "source": "tienda/horarios", "type": "text", "language": "es", "similarity": 0.9,
+         "match": "rank 1", "title": "Tiendas y horarios",
          "text": "Tienda de Madrid: calle de Embajadores 112. Abierta de lunes a viernes de 10:00 a 20:00. "
                  "Tienda de Barcelona: carrer de Pujades 77. Abierta de lunes a sábado de 10:00 a 20:00."}
 
@@ -168,6 +180,8 @@ def test_a_text_as_close_as_the_pair_votes_against_answering_with_the_pair():
 def test_a_pair_that_is_the_most_similar_passage_decides_even_when_a_text_ranks_first():
     assembly = _qa("q2", "¿Montáis la bicicleta antes de enviarla?",
                    "Sí. Las bicicletas salen montadas al 95 %. Incluimos las herramientas.", 0.875)
-    shipping = _text("t2", "Las bicicletas completas se entregan en 3 a 5 días laborables en la península.", 0.858, 0.873)
+    shipping = _text("t2", "Las bicicletas completas se entregan en 3 a 5 días laborables en la península.",
+                     0.858, 0.873)
     # ranked first by its best sentence, but the pair is closer: the pair's rule decides (a different question)
-    assert OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [shipping, assembly]) == prompts.message("abstain", "es")
+    assert (OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [shipping, assembly])
+            == prompts.message("abstain", "es"))

@@ -15,9 +15,9 @@ import pytest
 
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec, TransportError, Usage
 from core.agent.providers.anthropic import AnthropicProvider
-from core.agent.providers.openai_compat import OpenAICompatibleProvider, parse_arguments
 from core.agent.providers.chain import ProviderChain, build_provider
 from core.agent.providers.errors import ProviderError
+from core.agent.providers.openai_compat import OpenAICompatibleProvider, parse_arguments
 from core.base.config import ConfigError, Settings, load_settings
 from tests.fake_llm_server import FakeLLMServer, anthropic_error, anthropic_reply, openai_reply
 
@@ -78,7 +78,8 @@ OPENAI_MESSAGES = [
     {"role": "tool", "tool_call_id": "call_1", "content": '{"results": [{"id": "c1", "text": "Pro: 29 €/mes"}]}'},
     {"role": "tool", "tool_call_id": "call_2", "content": '{"error": "not found"}'},
     {"role": "assistant", "content": None, "tool_calls": [
-        {"id": "call_3", "type": "function", "function": {"name": "search_knowledge", "arguments": '{"query": "Basic"}'}},
+        {"id": "call_3", "type": "function",
+         "function": {"name": "search_knowledge", "arguments": '{"query": "Basic"}'}},
     ]},
     {"role": "tool", "tool_call_id": "call_3", "content": '{"results": []}'},
     {"role": "user", "content": "¿Y el plan Basic?"},
@@ -174,7 +175,8 @@ def test_anthropic_reply_maps_text_tool_calls_usage_and_model():
     reply = provider.complete(SYSTEM, CONVERSATION, TOOLS)
     assert reply == Reply(
         text="Busco eso. Un momento.",
-        tool_calls=(ToolCall("toolu_1", "search_knowledge", {"query": "Pro"}), ToolCall("toolu_2", "read", {"path": "a.md"})),
+        tool_calls=(ToolCall("toolu_1", "search_knowledge", {"query": "Pro"}),
+                    ToolCall("toolu_2", "read", {"path": "a.md"})),
         provider="anthropic", model="claude-sonnet-5-5-20990101",
         usage=Usage(input_tokens=175, output_tokens=30), stop_reason="tool_use",
     )
@@ -391,7 +393,8 @@ def test_chain_does_not_fail_over_on_a_configuration_error(server, second_server
 def test_chain_reports_every_failure_when_all_fail(server, closed_port_url):
     server.enqueue(anthropic_error(529, "overloaded"), status=529)
     chain = ProviderChain([anthropic_via(server), OpenAICompatibleProvider(closed_port_url, "llama3.1")])
-    with pytest.raises(TransportError, match=r"every provider failed: anthropic .*\(529\).*; openai .*could not be reached"):
+    with pytest.raises(TransportError,
+                       match=r"every provider failed: anthropic .*\(529\).*; openai .*could not be reached"):
         chain.complete("", [Message("user", "q")], [], timeout=2)
     assert [name for name, _ in chain.attempts] == ["anthropic", "openai"]
 

@@ -1,0 +1,193 @@
+"""The built-in tools (A2, A6, H1, H2): search, browse and read the knowledge (``knowledge``), and clarify,
+hand off and point at a page section (``ui``). Each is a :class:`~core.agent.registry.Tool`; each call leaves
+its evidence: the ids it returned, whether they bear text."""
+from __future__ import annotations
+
+from core.agent.injection import defuse
+from core.agent.protocol import ToolSpec
+from core.agent.registry import Tool, ToolEnv, ToolKind
+from core.knowledge.retrieval import Hit, SearchResult
+from core.knowledge.variants import SURE
+
+MAX_CLARIFY_QUESTIONS, MAX_CLARIFY_OPTIONS = 3, 4
+MAX_TRACED_DROPPED = 20  # dropped candidates kept in a search call's trace, best first
+
+
+SEARCH = ToolSpec(
+    "search_knowledge",
+    "Search the business's knowledge base. Returns the best matching passages, each with an id to cite as "
+    "[[cite:ID]], its source path, title, type and training date. A Q&A passage may carry phrasings_agree "
+    f"(0-1): how sure the business's own phrasings of that answer make it that this is the answer asked for; "
+    f"under {SURE} it is not, however similar. Use the customer's words; one topic per call.",
+    {"type": "object", "properties": {"query": {"type": "string", "description": "what to look for"}}, "required": ["query"]},
+)
+BROWSE = ToolSpec(
+    "browse",
+    "List one level of the knowledge tree under a path ('' for the top): each child's name, description and size. "
+    "Orientation only: browse results cannot be cited; read a document to get citable text.",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": []},
+)
+READ = ToolSpec(
+    "read",
+    "Read a document (its text, split into passages with ids to cite) or a folder (the documents below it up to "
+    "a limit, plus the paths of what was left out, to read separately).",
+    {"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]},
+)
+CLARIFY = ToolSpec(
+    "clarify",
+    "Ask the customer to choose when the request is genuinely ambiguous (never for a simple factual question): "
+    f"at most {MAX_CLARIFY_QUESTIONS} questions of at most {MAX_CLARIFY_OPTIONS} options each. Ends your turn.",
+    {"type": "object", "properties": {"questions": {"type": "array", "items": {"type": "object", "properties": {
+        "question": {"type": "string"}, "options": {"type": "array", "items": {"type": "string"}}},
+        "required": ["question", "options"]}}}, "required": ["questions"]},
+)
+
+HANDOFF_NOTE = ("Hand the conversation to a person of the team, who will see it whole. Use it when the customer asks "
+                "for a person, or when the request needs someone with authority; never instead of searching.")
+SECTION_NOTE = ("Point the customer at a place on the page they are on (the widget scrolls to it and highlights it). "
+                "Use it when a section of the page is where they can see or do what they asked.")
+
+
+def handoff_spec(reasons: dict[str, str]) -> ToolSpec:
+    """The handoff tool, with the tenant's closed catalog of reasons (H1)."""
+    listing = "; ".join(f"{code}: {text}" for code, text in reasons.items())
+    return ToolSpec("handoff", f"{HANDOFF_NOTE} Reasons: {listing}.", {"type": "object", "properties": {
+        "reason": {"type": "string", "enum": list(reasons), "description": "one of the reasons listed"}},
+        "required": ["reason"]})
+
+
+def section_spec(sections: dict[str, str]) -> ToolSpec:
+    """The show_section tool, with the tenant's closed catalog of page sections (H2), one per line."""
+    listing = "\n".join(f"- {ident}: {text}" for ident, text in sections.items())
+    return ToolSpec("show_section", f"{SECTION_NOTE} Sections:\n{listing}", {"type": "object", "properties": {
+        "id": {"type": "string", "enum": list(sections), "description": "one of the section ids listed"}},
+        "required": ["id"]})
+
+
+def candidate(hit: Hit, selected: bool) -> dict:
+    """One retrieved chunk as the trace keeps it (no text): scores, type, and why it was selected or dropped."""
+    return {"id": hit.chunk_id, "path": hit.path, "title": hit.title, "type": hit.type, "starred": hit.starred,
+            "language": hit.language,
+            "score": round(hit.score, 4), "similarity": round(hit.similarity, 4), "bm25": round(hit.bm25, 3),
+            "found_by": hit.found_by, "selected": selected, "reason": hit.reason,
+            **({} if hit.sentence_similarity is None else {"sentence_similarity": round(hit.sentence_similarity, 4)}),
+            **({} if hit.variant_agreement is None else {"phrasings_agree": round(hit.variant_agreement, 4)})}
+
+
+def search_trace(found: SearchResult) -> dict:
+    """What a search call adds to its trace entry (A8): the rewritten query, the floor it applied, and every
+    candidate, selected or dropped with retrieval's reason (the best MAX_TRACED_DROPPED dropped ones)."""
+    return {"rewritten": found.rewritten, "language": found.language, "floor": round(found.floor, 4),
+            "ms": round(found.seconds * 1000, 1),
+            "candidates": [candidate(h, True) for h in found.hits]
+            + [candidate(h, False) for h in found.dropped[:MAX_TRACED_DROPPED]],
+            "dropped_total": len(found.dropped)}
+
+
+def _defused(env: ToolEnv, text: str) -> str:
+    clean, removed = defuse(text)
+    if removed:
+        env.evidence.calls.append({"tool": "injection_guard", "arguments": {}, "status": "removed", "ids": [], "removed": removed})
+    return clean
+
+def search(env: ToolEnv, query: str) -> dict:
+    if not query.strip():
+        return {"status": "error", "message": "search_knowledge needs a non-empty 'query'. Pass the customer's question."}
+    found = env.services.retriever.search(env.ctx, query, env.history)
+    results = []
+    for hit in found.hits:
+        text = _defused(env, hit.text)
+        env.evidence.texts[hit.chunk_id] = text
+        env.evidence.hits.append(candidate(hit, True))
+        results.append({"id": hit.chunk_id, "source": hit.path, "title": hit.title, "type": hit.type,
+                        "starred": hit.starred, "language": hit.language, "trained_at": hit.trained_at,
+                        "similarity": round(hit.similarity, 3),
+                        **({} if hit.sentence_similarity is None else
+                           {"best_sentence_similarity": round(hit.sentence_similarity, 3)}),
+                        **({} if hit.variant_agreement is None else
+                           {"phrasings_agree": round(hit.variant_agreement, 3)}),
+                        "match": hit.reason, "text": text})
+    trace = search_trace(found)
+    if not results:
+        return {"status": "empty", "query": found.rewritten, "_ids": [], "_trace": trace, "message":
+                "No trained source matches this well enough. Do not answer from memory: try other words, browse the "
+                "tree, or tell the customer the material does not cover it."}
+    return {"status": "found", "query": found.rewritten, "language": found.language, "results": results,
+            "_ids": [r["id"] for r in results], "_trace": trace}
+
+def browse(env: ToolEnv, path: str) -> dict:
+    result = env.services.knowledge.browse(env.ctx, path)
+    if not result.found:
+        return {"status": "empty", "message": result.message, "paths_at_this_depth": result.suggestions, "_ids": []}
+    ids = [c["path"] for c in result.children]
+    env.evidence.other_ids.update(ids)
+    return {"status": "found", "path": result.path, "kind": result.kind, "message": result.message,
+            "children": [{k: c[k] for k in ("name", "path", "kind", "description", "weight") if k in c} for c in result.children],
+            "citable": False, "_ids": ids}
+
+def read(env: ToolEnv, path: str) -> dict:
+    if not path.strip():
+        return {"status": "error", "message": "read needs a 'path'. Browse '' to see the top-level paths."}
+    result = env.services.knowledge.read(env.ctx, path)
+    if not result.found:
+        return {"status": "empty", "message": result.message, "paths_at_this_depth": result.suggestions, "_ids": []}
+    passages = []
+    for doc in result.documents:
+        for chunk in doc["chunks"]:
+            text = _defused(env, chunk["text"])
+            env.evidence.texts[chunk["chunk_id"]] = text
+            passages.append({"id": chunk["chunk_id"], "source": doc["path"], "title": doc["title"], "type": doc["type"],
+                             "trained_at": doc["trained_at"], "text": text})
+    env.evidence.other_ids.update(o["path"] for o in result.omitted)
+    status = "found" if passages else "empty"
+    return {"status": status, "path": result.path, "kind": result.kind, "passages": passages,
+            "left_out": result.omitted, "message": result.message, "_ids": [p["id"] for p in passages]}
+
+def clarify(env: ToolEnv, questions) -> dict:
+    if not isinstance(questions, list) or not questions:
+        return {"status": "error", "message": "clarify needs 'questions': a list of {question, options}."}
+    if len(questions) > MAX_CLARIFY_QUESTIONS or any(
+        not isinstance(q, dict) or not str(q.get("question", "")).strip() or not isinstance(q.get("options"), list)
+        or not 2 <= len(q["options"]) <= MAX_CLARIFY_OPTIONS for q in questions
+    ):
+        return {"status": "error", "message": f"clarify takes at most {MAX_CLARIFY_QUESTIONS} questions, each with 2 to "
+                f"{MAX_CLARIFY_OPTIONS} options. Shorten it, or answer directly if the question is simple."}
+    env.evidence.clarify = [{"question": str(q["question"]).strip(), "options": [str(o) for o in q["options"]]} for q in questions]
+    return {"status": "found", "message": "The questions will be shown to the customer; your turn ends here."}
+
+def handoff(env: ToolEnv, reason: str) -> dict:
+    if reason not in env.reasons:
+        return {"status": "error", "message": f"'{reason}' is not a handoff reason of this business. Use one of: "
+                + ", ".join(env.reasons) + "."}
+    env.evidence.handoff = reason
+    return {"status": "found", "message": "A person of the team will take over and see the whole conversation. "
+            "Tell the customer so in one short sentence; do not promise a time."}
+
+def show_section(env: ToolEnv, ident: str) -> dict:
+    if ident not in env.sections:
+        return {"status": "error", "message": f"There is no section '{ident}' on this business's pages. The sections "
+                "are: " + ", ".join(env.sections) + ". Use one of them, or do not point at the page."}
+    if all(s["id"] != ident for s in env.evidence.sections):
+        env.evidence.sections.append({"id": ident, "description": env.sections[ident]})
+    return {"status": "found", "message": f"The page will scroll to '{ident}' and highlight it. You may mention it; "
+            "it is not a source to cite."}
+
+
+def _tool(spec: ToolSpec, kind: ToolKind, handler, **options) -> Tool:
+    return Tool(spec.name, spec.description, spec.parameters, kind, handler, **options)
+
+
+SEARCH_TOOL = _tool(SEARCH, ToolKind.KNOWLEDGE, lambda env, args: search(env, str(args.get("query", ""))))
+BROWSE_TOOL = _tool(BROWSE, ToolKind.KNOWLEDGE, lambda env, args: browse(env, str(args.get("path", "") or "")))
+READ_TOOL = _tool(READ, ToolKind.KNOWLEDGE, lambda env, args: read(env, str(args.get("path", ""))))
+CLARIFY_TOOL = _tool(CLARIFY, ToolKind.UI, lambda env, args: clarify(env, args.get("questions")))
+HANDOFF_TOOL = Tool("handoff", HANDOFF_NOTE, {}, ToolKind.UI, lambda env, args: handoff(env, str(args.get("reason", ""))),
+                    offered=lambda env: bool(env.reasons), tailored=lambda env: handoff_spec(env.reasons))
+SECTION_TOOL = Tool("show_section", SECTION_NOTE, {}, ToolKind.UI,
+                    lambda env, args: show_section(env, str(args.get("id", ""))),
+                    offered=lambda env: bool(env.sections), tailored=lambda env: section_spec(env.sections))
+
+
+def builtin_tools() -> list[Tool]:
+    """The built-in tools in the order they are offered to the model."""
+    return [SEARCH_TOOL, BROWSE_TOOL, READ_TOOL, CLARIFY_TOOL, HANDOFF_TOOL, SECTION_TOOL]

@@ -1,0 +1,37 @@
+"""A page URL opened first thing on a fresh server never renders the page outside app.py's frame.
+
+``pages/`` beside app.py makes Streamlit serve its files on their own until app.py first runs in the process
+(legacy file-based navigation); this test is that first request, in a real browser against `streamlit run`."""
+from __future__ import annotations
+
+import pytest
+
+from tests.pages.test_browser import CHROMIUM, REQUIRED, ROOT, free_port, listening, serving
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
+                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+
+
+@pytest.fixture(scope="module")
+def fresh_url(tmp_path_factory):
+    data = tmp_path_factory.mktemp("direct") / "data"
+    port = free_port()
+    with serving(["streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port), "--server.headless", "true",
+                  "--server.address", "127.0.0.1"], {"COBERTURA_DATA_DIR": str(data)}, data.parent / "streamlit.log",
+                 lambda: listening(port), 120):
+        yield f"http://127.0.0.1:{port}"
+
+
+@pytest.mark.parametrize("url_path, title", [("settings", "Settings"), ("qa", "QA suites")])
+def test_a_direct_page_url_on_a_fresh_server_asks_to_sign_in(fresh_url, url_path, title):
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+        tab = browser.new_context().new_page()  # a fresh session: nothing signed in
+        tab.set_default_timeout(180_000)  # the first start trains the demo tenant
+        tab.goto(f"{fresh_url}/{url_path}")
+        tab.get_by_text("Sign in first").or_(tab.get_by_text("Create the first admin")).first.wait_for()
+        assert tab.get_by_role("heading", name=title).count() == 0
+        assert tab.get_by_text("Traceback").count() == 0 and tab.locator("[data-testid=stException]").count() == 0
+        browser.close()
