@@ -2,7 +2,7 @@
 
 A ``pages/`` folder beside this script makes Streamlit serve its files on their own until this script has
 run once in the process (legacy file-based navigation); a page run that way shows nothing but the way to
-sign in (``pages.common.page_context``), and every page applies the role gate itself too.
+sign in (``pages.common.page_context``). The role gate is this script's navigation.
 
 Run: streamlit run app.py  (creates and trains the demo tenant on first start, then asks for the admin).
 """

@@ -1,7 +1,7 @@
 """The shared parts of one process (store, embedder, indexes, retriever), built from settings."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from core.base.clock import SYSTEM, Clock
 from core.base.config import Settings, load_settings
@@ -25,7 +25,10 @@ class Runtime:
     knowledge: Knowledge
     backlog: Backlog
     notifier: Notifier
-    turns: Turns
+    turns: Turns = field(init=False)
+
+    def __post_init__(self) -> None:
+        self.turns = Turns(self)
 
     def close(self) -> None:
         self.notifier.close()
@@ -45,5 +48,4 @@ def open_runtime(settings: Settings | None = None, embedder: Embedder | None = N
     backlog.adopt_raw_events()
     backlog.purge_all()  # retention on start (and hourly while recording, and `python -m core purge`)
     notifier = notifier or Notifier(store)
-    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier,
-                   Turns(store, backlog, notifier))
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier)

@@ -123,22 +123,17 @@ def allowed(role: str, roles: set[str]) -> bool:
     return role == "admin" or role in roles
 
 
-def page_context(rt: Runtime, url_path: str) -> TenantContext:
+def page_context(rt: Runtime) -> TenantContext:
     """The context a page runs under; a page never renders outside app.py's frame.
 
     A folder named ``pages/`` beside app.py makes Streamlit serve its files on their own (legacy file-based
     navigation) until a run of app.py calls ``st.navigation``: a direct URL on a fresh server would run a
-    page without the sign-in and the role gate. A page run that way shows only the way to sign in and
-    stops. The role gate is checked here again as well: a role that may not open the page stops."""
+    page without the sign-in and the role gate of app.py's navigation. A page run that way shows only the
+    way to sign in and stops."""
     if PagesManager.uses_pages_directory:  # the legacy navigation ran this file, not app.py
         st.info("Sign in first: open the [start page](/) of the admin app.")
         st.stop()
-    ctx = context(rt)
-    roles = next(roles for _path, _title, _icon, url, roles in PAGES if url == url_path)
-    if not allowed(ctx.role, roles):
-        st.error(f"Your role in this tenant ({ctx.role}) cannot open this page.")
-        st.stop()
-    return ctx
+    return context(rt)
 
 
 def context(rt: Runtime) -> TenantContext:

@@ -299,7 +299,7 @@ def empty_state(slug: str) -> None:
 
 def main() -> None:
     rt = common.runtime()
-    ctx = common.page_context(rt, "gaps")
+    ctx = common.page_context(rt)
     st.title("Gap backlog")
     st.caption("What the agent could not answer, most asked first. Write the article, check that it answers the "
                "stored questions, close the gap.")

@@ -264,7 +264,7 @@ def orphans(listed: set[int]) -> None:
 # -- the page -----------------------------------------------------------------------------------------------
 def main() -> None:
     rt = common.runtime()
-    ctx = common.page_context(rt, "inbox")
+    ctx = common.page_context(rt)
     st.title("Inbox")
     if not (ctx.can("editor") or ctx.can("admin")):
         st.error(f"Only an admin or an editor answers handoffs; you are signed in as {ctx.role}.")

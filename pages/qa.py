@@ -308,7 +308,7 @@ def run_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
 # -- the page ---------------------------------------------------------------------------------------------------
 def main() -> None:
     rt = common.runtime()
-    ctx = common.page_context(rt, "qa")
+    ctx = common.page_context(rt)
     can_edit = ctx.can("qa")
     st.title("QA suites")
     st.caption("Questions with what the agent must do. Run a suite after changing the knowledge or the settings, "

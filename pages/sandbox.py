@@ -267,7 +267,7 @@ def show_turn(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
 
 # -- the page ------------------------------------------------------------------------------------------
 rt = common.runtime()
-ctx = common.page_context(rt, "sandbox")
+ctx = common.page_context(rt)
 if st.session_state.get(K_TENANT) != ctx.tenant_slug:  # another tenant: another conversation
     st.session_state[K_TENANT] = ctx.tenant_slug
     new_conversation()

@@ -248,7 +248,7 @@ def users(rt: Runtime, ctx: TenantContext) -> None:
 # -- website widget ----------------------------------------------------------------------------------------
 # -- page ------------------------------------------------------------------------------------------------------
 rt = common.open_app()
-ctx = common.page_context(rt, "settings")
+ctx = common.page_context(rt)
 if not ctx.can("admin"):
     st.error(f"Only an admin can see the settings of this tenant; you are signed in as {ctx.role}.")
     st.stop()

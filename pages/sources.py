@@ -370,7 +370,7 @@ def search_tab(rt: Runtime, ctx: TenantContext) -> None:
 
 def main() -> None:
     rt = common.runtime()
-    ctx = common.page_context(rt, "sources")
+    ctx = common.page_context(rt)
     editor = ctx.can("editor")
     header(rt, ctx, editor)
     show_flash()

@@ -352,8 +352,8 @@ TABLE_OWNERS = {
     "gap_state": "core/gaps/backlog.py",
     "qa_suites": "core/qa/suites.py",
     "qa_cases": "core/qa/suites.py",
-    "qa_runs": "core/qa/runs.py",
-    "qa_results": "core/qa/runs.py",
+    "qa_runs": "core/qa/records.py",
+    "qa_results": "core/qa/records.py",
     "_migrations": "core/base/store.py",
 }
 SCHEMA_FILES = {"core/base/migrations.py", "core/base/store.py"}  # they create and migrate every table

@@ -112,11 +112,23 @@ class Rehearsal:
 
 
 class Turns:
-    """Runs turns for every channel over one store, recording gaps in ``backlog`` and announcing handoffs
-    through ``notifier``."""
+    """Runs turns for every channel over the services of one process: ``store``, the ``backlog`` that records
+    gaps and the ``notifier`` that announces handoffs (the runtime has them; they are read at each turn)."""
 
-    def __init__(self, store: Store, backlog: Any, notifier: Any) -> None:
-        self.store, self.backlog, self.notifier = store, backlog, notifier
+    def __init__(self, services: Any) -> None:
+        self.services = services
+
+    @property
+    def store(self) -> Store:
+        return self.services.store
+
+    @property
+    def backlog(self) -> Any:
+        return self.services.backlog
+
+    @property
+    def notifier(self) -> Any:
+        return self.services.notifier
 
     def admit(self, ctx: TenantContext, message: str, channel: str = "web",
               conversation_id: str | None = None) -> Admitted:

@@ -13,8 +13,6 @@ row of history. Faults (a transport error, a failing tool) are never recorded: o
 """
 from __future__ import annotations
 
-import csv
-import io
 import json
 import logging
 import threading
@@ -29,7 +27,7 @@ from core.gaps import pii
 from core.knowledge import sources as sources_mod
 from core.knowledge.embeddings import Embedder
 from core.gaps.matching import GapTuning, best_match, words
-from core.gaps.model import Gap, GapError, gap_of_row, require_editor, stamp, topic_label
+from core.gaps.model import Gap, GapError, gap_of_row, gaps_csv, require_editor, stamp, topic_label
 from core.gaps.reshaping import Reshaping
 from core.base.store import Store
 from core.tenancy import context as tenancy
@@ -260,16 +258,8 @@ class Backlog(Reshaping):
             "WHERE tenant_id = ? AND at >= ? GROUP BY day, language, channel ORDER BY day", [ctx.tenant_id, since])
 
     def export_csv(self, ctx: TenantContext) -> str:
-        out = io.StringIO()
-        writer = csv.writer(out)
-        writer.writerow(["id", "label", "status", "count", "first_seen", "last_seen", "languages", "channels",
-                         "article_path", "closed_at", "closed_by", "latest_sample"])
-        for gap in self.gaps(ctx):
-            latest = next((s["sample"] for s in self.samples(ctx, gap.id) if s["sample"]), "")
-            writer.writerow([gap.id, gap.label, gap.status, gap.count, gap.first_seen, gap.last_seen,
-                             " ".join(gap.languages), " ".join(gap.channels), gap.article_path or "",
-                             gap.closed_at or "", gap.closed_by or "", latest])
-        return out.getvalue()
+        latest = {gap.id: next((s["sample"] for s in self.samples(ctx, gap.id) if s["sample"]), "") for gap in self.gaps(ctx)}
+        return gaps_csv(self.gaps(ctx), latest)
 
     # -- editorial actions ---------------------------------------------------------------------------
     def close(self, ctx: TenantContext, gap_id: int, article_path: str, replay: list[dict] | None = None) -> Gap:

@@ -1,6 +1,9 @@
 """The gap backlog's vocabulary, shared by its modules: the entry, its errors, its label, the editor check."""
 from __future__ import annotations
 
+import csv
+import io
+
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -62,3 +65,16 @@ def topic_label(masked: str, language: str) -> str:
 def require_editor(ctx: TenantContext) -> None:
     if not ctx.can("editor"):
         raise AuthError(f"Only an editor or an admin can change the backlog; '{ctx.actor}' is {ctx.role}.")
+
+
+def gaps_csv(gaps: list[Gap], latest_sample: dict[int, str]) -> str:
+    """The backlog as CSV: one row per gap with its latest retained sample."""
+    out = io.StringIO()
+    writer = csv.writer(out)
+    writer.writerow(["id", "label", "status", "count", "first_seen", "last_seen", "languages", "channels",
+                     "article_path", "closed_at", "closed_by", "latest_sample"])
+    for gap in gaps:
+        writer.writerow([gap.id, gap.label, gap.status, gap.count, gap.first_seen, gap.last_seen,
+                         " ".join(gap.languages), " ".join(gap.channels), gap.article_path or "",
+                         gap.closed_at or "", gap.closed_by or "", latest_sample.get(gap.id, "")])
+    return out.getvalue()

@@ -211,14 +211,24 @@ class Index:
         return len(rows)
 
     def _fill_sentence_vectors(self, ctx: TenantContext, should_stop: Callable[[], bool] | None) -> None:
-        """Chunks trained before sentence vectors existed get them (once; in batches, interruptible)."""
+        """Chunks trained before sentence vectors existed get them (once; in batches, interruptible).
+
+        Chunks whose source is gone are skipped: each batch's sources are looked up, and the ids found missing
+        are left out of the next batches (so every pass fills a chunk or rules out a source, and the loop ends)."""
+        gone: set[int] = set()
         while not (should_stop and should_stop()):
             rows = self.store.query(
-                "SELECT c.id, c.text, s.title, s.type FROM chunks c JOIN sources s ON s.tenant_id = c.tenant_id AND s.id = c.source_id "
-                "WHERE c.tenant_id = ? AND c.sentence_vectors IS NULL LIMIT 256", [ctx.tenant_id])
+                "SELECT id, source_id, text FROM chunks WHERE tenant_id = ? AND sentence_vectors IS NULL "
+                "AND source_id NOT IN (SELECT value FROM json_each(?)) LIMIT 256",
+                [ctx.tenant_id, json.dumps(sorted(gone))])
             if not rows:
                 return
-            groups = [sentence_texts(r["title"], r["type"], r["text"]) for r in rows]
+            found = sources_mod.get_by_ids(ctx, self.store, sorted({r["source_id"] for r in rows}), with_content=False)
+            gone.update(r["source_id"] for r in rows if r["source_id"] not in found)
+            rows = [r for r in rows if r["source_id"] in found]
+            if not rows:
+                continue
+            groups = [sentence_texts(found[r["source_id"]].title, found[r["source_id"]].type, r["text"]) for r in rows]
             vectors = self.embedder.passages([t for g in groups for t in g])
             at, updates = 0, []
             for row, group in zip(rows, groups):

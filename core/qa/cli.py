@@ -9,8 +9,8 @@ import json
 import sys
 from pathlib import Path
 
-from core.qa import suites as qa, runs as qa_runs
 from core.base.errors import UserError
+from core.qa import runs as qa_runs, suites as qa
 
 ACTIONS = ("suites", "import", "export", "run")
 USAGE = ("python -m core qa suites SLUG | qa import SLUG SUITE FILE.jsonl [--replace] | qa export SLUG SUITE "

@@ -3,15 +3,16 @@
 A run never records a conversation, a gap or a handoff (see ``Agent.ask(rehearsal=...)``)."""
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
-from core.qa.suites import Case, QaError, describe, evaluate, list_cases, require_suite
 from core.base.store import Store
 from core.channels.turn import Rehearsal, Turns
+from core.qa import records
+from core.qa.suites import Case, QaError, describe, evaluate, list_cases, require_suite, suite_name
 from core.tenancy.context import TenantContext
+
 
 @dataclass
 class CaseResult:
@@ -128,56 +129,35 @@ def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
         if progress is not None:
             progress(n, len(todo), result)
     passed = sum(r.passed for r in results)
-    with rt.store.write() as db:
+    with rt.store.write():
         require_suite(ctx, rt.store, suite.id)  # not deleted meanwhile
-        run_id = db.execute(
-            "INSERT INTO qa_runs (tenant_id, suite_id, started_at, finished_at, actor, provider, total, passed) "
-            "VALUES (?,?,?,?,?,?,?,?)",
-            [ctx.tenant_id, suite.id, started, rt.store.clock.stamp(), ctx.actor, ", ".join(p for p in providers if p), len(results), passed],
-        ).lastrowid
-        for r in results:
-            db.execute(
-                "INSERT INTO qa_results (tenant_id, run_id, case_id, position, snapshot, status, passed, detail, answer, "
-                "citations, steps, latency_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-                [ctx.tenant_id, run_id, r.case_id, r.position, json.dumps(r.case, ensure_ascii=False), r.status,
-                 int(r.passed), r.detail, r.answer, json.dumps(r.citations, ensure_ascii=False),
-                 json.dumps(r.steps, ensure_ascii=False), r.latency_ms],
-            )
+        run_id = records.add_run(ctx, rt.store, suite.id, started_at=started, finished_at=rt.store.clock.stamp(),
+                                 provider=", ".join(p for p in providers if p), total=len(results), passed=passed,
+                                 results=[asdict(r) for r in results])
     return get_run(ctx, rt.store, run_id)
-
-
-_RUN_SQL = ("SELECT r.id, r.suite_id, s.name AS suite, r.started_at, r.finished_at, r.actor, r.provider, r.total, r.passed "
-            "FROM qa_runs r JOIN qa_suites s ON s.tenant_id = r.tenant_id AND s.id = r.suite_id WHERE r.tenant_id = ?")
 
 
 def get_run(ctx: TenantContext, store: Store, run_id: int) -> Run:
     """A run with its results (an unknown or foreign run raises like a missing one)."""
-    rows = store.query(f"{_RUN_SQL} AND r.id = ?", [ctx.tenant_id, run_id])
-    if not rows:
+    row = records.run(ctx, store, run_id)
+    name = suite_name(ctx, store, row["suite_id"]) if row else None
+    if row is None or name is None:  # a run is shown only with its suite
         raise QaError(f"No QA run #{run_id} in '{ctx.tenant_slug}'.")
-    run = Run(**rows[0])
-    for row in store.query(
-            "SELECT case_id, position, snapshot, status, passed, detail, answer, citations, steps, latency_ms "
-            "FROM qa_results WHERE tenant_id = ? AND run_id = ? ORDER BY position, id", [ctx.tenant_id, run.id]):
-        run.results.append(CaseResult(row["case_id"], row["position"], json.loads(row["snapshot"]), row["status"],
-                                      bool(row["passed"]), row["detail"], row["answer"], json.loads(row["citations"]),
-                                      json.loads(row["steps"]), row["latency_ms"]))
+    run = Run(**row, suite=name)
+    run.results.extend(CaseResult(**result) for result in records.results(ctx, store, run.id))
     return run
 
 
 def list_runs(ctx: TenantContext, store: Store, suite_id: int | str, limit: int = 20) -> list[Run]:
     """The suite's latest runs, newest first (without their results)."""
     suite = require_suite(ctx, store, suite_id)
-    rows = store.query(f"{_RUN_SQL} AND r.suite_id = ? ORDER BY r.id DESC LIMIT ?", [ctx.tenant_id, suite.id, limit])
-    return [Run(**row) for row in rows]
+    return [Run(**row, suite=suite.name) for row in records.runs_of(ctx, store, suite.id, limit)]
 
 
 def previous_run_id(ctx: TenantContext, store: Store, run_id: int) -> int | None:
     """The run of the same suite just before ``run_id``, if any."""
     run = get_run(ctx, store, run_id)
-    rows = store.query("SELECT MAX(id) AS id FROM qa_runs WHERE tenant_id = ? AND suite_id = ? AND id < ?",
-                       [ctx.tenant_id, run.suite_id, run.id])
-    return rows[0]["id"] if rows and rows[0]["id"] else None
+    return records.previous_run_id(ctx, store, run.suite_id, run.id)
 
 
 def diff_runs(ctx: TenantContext, store: Store, run_id: int, previous_id: int | None = None) -> RunDiff:

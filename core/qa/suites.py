@@ -20,11 +20,12 @@ import json
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
+from core.base.errors import UserError
+from core.base.store import Store
 from core.channels import conversations
 from core.knowledge import sources as sources_mod
-from core.base.store import Store
+from core.qa import records
 from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
-from core.base.errors import UserError
 
 EXPECTATIONS = ("answered", "abstains", "handoff", "card")
 #: the agent's status each expectation asks for (``card`` has none yet)
@@ -240,23 +241,16 @@ def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict 
 _SUITE_SQL = (
     "SELECT s.id, s.name, s.created_at, s.updated_at, s.created_by, "
     "(SELECT COUNT(*) FROM qa_cases c WHERE c.tenant_id = s.tenant_id AND c.suite_id = s.id AND c.deleted_at IS NULL) "
-    "AS cases, "
-    "(SELECT MAX(r.id) FROM qa_runs r WHERE r.tenant_id = s.tenant_id AND r.suite_id = s.id) AS last_run_id "
+    "AS cases "
     "FROM qa_suites s WHERE s.tenant_id = ?"
 )
 
 
 def _suites(ctx: TenantContext, store: Store, where: str = "", params: Iterable = ()) -> list[Suite]:
     rows = store.query(f"{_SUITE_SQL}{where} ORDER BY s.name COLLATE NOCASE", [ctx.tenant_id, *params])
-    out = []
-    for row in rows:
-        last = None
-        if row["last_run_id"]:
-            run = store.query("SELECT id, finished_at, total, passed FROM qa_runs WHERE tenant_id = ? AND id = ?",
-                              [ctx.tenant_id, row["last_run_id"]])
-            last = run[0] if run else None
-        out.append(Suite(row["id"], row["name"], row["created_at"], row["updated_at"], row["created_by"], row["cases"], last))
-    return out
+    last = records.last_runs(ctx, store, [row["id"] for row in rows])
+    return [Suite(row["id"], row["name"], row["created_at"], row["updated_at"], row["created_by"], row["cases"],
+                  last.get(row["id"])) for row in rows]
 
 
 def list_suites(ctx: TenantContext, store: Store) -> list[Suite]:
@@ -271,6 +265,12 @@ def get_suite(ctx: TenantContext, store: Store, ref: int | str) -> Suite | None:
     else:
         found = _suites(ctx, store, " AND s.name = ?", [" ".join(str(ref or "").split())])
     return found[0] if found else None
+
+
+def suite_name(ctx: TenantContext, store: Store, suite_id: int) -> str | None:
+    """The name of one of this tenant's suites by id; None when it has none such (a run names its suite)."""
+    rows = store.query("SELECT name FROM qa_suites WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, suite_id])
+    return rows[0]["name"] if rows else None
 
 
 def require_suite(ctx: TenantContext, store: Store, ref: int | str) -> Suite:
@@ -313,9 +313,7 @@ def delete_suite(ctx: TenantContext, store: Store, suite_id: int) -> None:
     _require_qa(ctx)
     with store.write() as db:
         suite = require_suite(ctx, store, suite_id)
-        db.execute("DELETE FROM qa_results WHERE tenant_id = ? AND run_id IN "
-                   "(SELECT id FROM qa_runs WHERE tenant_id = ? AND suite_id = ?)", [ctx.tenant_id, ctx.tenant_id, suite.id])
-        db.execute("DELETE FROM qa_runs WHERE tenant_id = ? AND suite_id = ?", [ctx.tenant_id, suite.id])
+        records.delete_runs_of(ctx, store, suite.id)
         db.execute("DELETE FROM qa_cases WHERE tenant_id = ? AND suite_id = ?", [ctx.tenant_id, suite.id])
         db.execute("DELETE FROM qa_suites WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, suite.id])
 

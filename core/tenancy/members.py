@@ -6,10 +6,10 @@ never loses its last admin through these functions (demoting or removing them is
 """
 from __future__ import annotations
 
+from core.base.errors import UserError
 from core.base.store import Store
 from core.tenancy import tenants
 from core.tenancy.context import ROLES, AuthError, TenantContext
-from core.base.errors import UserError
 
 
 class MemberError(UserError):

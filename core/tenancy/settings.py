@@ -13,18 +13,18 @@ from __future__ import annotations
 import dataclasses
 import json
 import re
+from dataclasses import dataclass, field
 from functools import lru_cache
 from types import MappingProxyType
-from urllib.parse import urlsplit
-from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
+from urllib.parse import urlsplit
 
 from core.base.config import DEFAULT_ANTHROPIC_MODEL, ConfigError, Settings, check_provider_settings
-from core.tenancy import site_keys, tenants
+from core.base.errors import UserError
 from core.base.language import DETECTABLE
 from core.base.store import Store
+from core.tenancy import site_keys, tenants
 from core.tenancy.context import CHANNELS, AuthError, TenantContext
-from core.base.errors import UserError
 
 #: Languages a tenant may serve (what the detector recognises) and the default set.
 LANGUAGES = DETECTABLE

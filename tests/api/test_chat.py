@@ -171,7 +171,7 @@ def test_a_provider_that_never_finishes_ends_with_done_truncated(rt, acme):
 
 def test_a_crash_inside_the_turn_still_ends_the_stream_with_one_done(api):
     class Broken:
-        def ask(self, ctx, question, **kwargs):
+        def answer(self, ctx, dialogue, question, **kwargs):
             kwargs["on_event"]("provider", {"name": "x", "model": "y"})
             raise RuntimeError("secret internals /etc/passwd")
 

@@ -224,7 +224,7 @@ def test_a_channel_that_is_not_enabled_is_refused(kb, rt):
     agent = make_agent(rt, provider, ctx=kb)
     with pytest.raises(ChannelDisabled, match="The channel 'email' is not enabled for this tenant"):
         rt.turns.run(kb, agent, "¿Puedo devolver un producto?", channel="email")
-    with pytest.raises(ConversationError, match="'email' is not enabled"):  # the conversation keeps its channel
+    with pytest.raises(ChannelDisabled, match="'email' is not enabled"):  # the conversation keeps its channel
         rt.turns.run(kb, agent, "¿Y el plazo?", conversation_id=first.conversation_id)
     assert provider.calls == [] and rt.backlog.gaps(kb) == gaps
     provider.enqueue("Hola.", "Hola.")
