@@ -17,7 +17,8 @@ from core.agent.loop import Agent
 from core.agent.protocol import Provider
 from core.base.config import Settings, load_settings
 from core.runtime import Runtime, open_runtime
-from core.tenancy.context import TenantContext, list_tenants, local_operator
+from core.tenancy.context import TenantContext, local_operator
+from core.tenancy.tenants import list_tenants
 
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None,

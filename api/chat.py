@@ -20,9 +20,9 @@ from api.errors import ApiError, ErrorEnvelope
 from api.events import EVENTS, done_payload, turn_events
 from api.identity import client_address, visitor
 from core.agent.cancel import Cancelled, CancelToken
-from core.channels.turn import Admitted
 from core.base.language import detect
 from core.channels import conversations, handoff
+from core.channels.turn import Admitted
 from core.tenancy import settings as tenant_settings
 from core.tenancy.context import TenantContext
 

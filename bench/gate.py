@@ -31,8 +31,8 @@ import time
 from bench.datasets import data_root, load_retrieval, norm, split_of
 from bench.harness import percentiles
 from core.base.language import content_words
-from core.grounding import claims, gate as grounding
 from core.base.text import sentences
+from core.grounding import claims, gate as grounding
 from core.grounding.gate import PASSING, Evidence, check, split_claims
 
 ANCHOR = {"right_passed": 0.945, "hallucinated_blocked": 0.887, "balanced_accuracy": 0.916,

@@ -196,14 +196,13 @@ def install_stages(rt) -> None:
     from core.agent.registry import ToolRegistry
     from core.base.store import Store
     from core.channels import conversations as conversation
+    from core.channels.turn import Turns
     from core.gaps import pii
     from core.gaps.backlog import Backlog
     from core.knowledge.embeddings import CachedEmbedder
     from core.knowledge.retrieval import Retriever
     from core.knowledge.training import Index
     from core.tenancy import settings as tenant_settings
-
-    from core.channels.turn import Turns
 
     run = Turns.run_admitted
 

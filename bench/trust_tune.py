@@ -8,8 +8,8 @@ import json
 from bench.harness import cached_embedder
 from bench.trust import answers_of, clinc, clinc_kb, half_kb
 from core.agent import prompts
-from core.agent.providers.offline import OfflineResponder, OfflineTuning
 from core.agent.builtin_tools import search
+from core.agent.providers.offline import OfflineResponder, OfflineTuning
 from core.agent.registry import ToolEnv, TurnEvidence
 from core.base.language import detect
 from core.grounding.gate import Evidence, check

@@ -7,8 +7,8 @@ import json
 import sys
 from pathlib import Path
 
-from core.knowledge import sources as sources_mod
 from core.base.errors import UserError
+from core.knowledge import sources as sources_mod
 from core.knowledge.sources import SourceError
 from core.tenancy.context import CHANNELS, TenancyError, local_operator
 from core.tenancy.tenants import create_tenant, create_user, list_tenants

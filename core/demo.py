@@ -4,12 +4,12 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from core.qa import suites as qa
-from core.tenancy import site_keys, settings as tenant_settings
 from core.knowledge import sources as sources_mod
-from core.knowledge.training import TrainReport
 from core.knowledge.ingest import ImportReport, import_paths
+from core.knowledge.training import TrainReport
+from core.qa import suites as qa
 from core.runtime import Runtime
+from core.tenancy import settings as tenant_settings, site_keys
 from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant, list_tenants
 

@@ -5,15 +5,15 @@ from dataclasses import dataclass, field
 
 from core.base.clock import SYSTEM, Clock
 from core.base.config import Settings, load_settings
-from core.knowledge.embeddings import Embedder, make_embedder
-from core.gaps.backlog import Backlog
-from core.knowledge.training import Index
-from core.knowledge.browse import Knowledge
-from core.knowledge.retrieval import Retriever, Tuning
 from core.base.store import Store
 from core.channels import handoff
 from core.channels.turn import Turns
 from core.channels.webhooks import Notifier
+from core.gaps.backlog import Backlog
+from core.knowledge.browse import Knowledge
+from core.knowledge.embeddings import Embedder, make_embedder
+from core.knowledge.retrieval import Retriever, Tuning
+from core.knowledge.training import Index
 
 
 @dataclass

@@ -7,7 +7,6 @@ planted in the session state (or anywhere else) that the user does not belong to
 """
 from __future__ import annotations
 
-
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
@@ -21,10 +20,8 @@ from core.tenancy.context import (
     authenticate,
     context_for,
     create_first_admin,
-    has_users,
-    list_tenants,
-    memberships,
 )
+from core.tenancy.tenants import has_users, list_tenants, memberships
 
 SESSION_KEY = "user_session"
 TENANT_KEY = "tenant"

@@ -12,15 +12,14 @@ import pandas as pd
 import streamlit as st
 
 from core.channels.conversations import CHANNELS, ConversationError
-from core.tenancy.context import SUPPORT_CHANNELS
-from core.qa import runs as qa_runs, suites as qa
+from core.qa import cases as qa_cases, runs as qa_runs, suites as qa
 from core.runtime import Runtime
-from core.tenancy.context import AuthError, TenantContext
+from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
 from pages import common
 from pages.display import stamp
 
 #: Errors whose message is written for the user: shown as is, never as a traceback.
-USER_ERRORS = (qa.QaError, AuthError, ConversationError)
+USER_ERRORS = (qa_cases.QaError, AuthError, ConversationError)
 EXPECT_LABELS = {"answered": "answered (optionally citing a source)", "abstains": "abstains",
                  "handoff": "hands off to a person", "card": "proposes a card (not built yet)"}
 MARK = {"PASS": "color: #188038; font-weight: bold", "FAIL": "color: #d93025; font-weight: bold"}
@@ -57,7 +56,7 @@ def create_form(rt: Runtime, ctx: TenantContext, can_edit: bool) -> None:
         st.rerun()
 
 
-def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool) -> None:
+def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit: bool) -> None:
     left, right = st.columns(2, gap="large")
     with left:
         st.text_input("Name", value=suite.name, key=f"qa_rename_{suite.id}", disabled=not can_edit)
@@ -85,7 +84,7 @@ def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool) 
 
 
 # -- cases ------------------------------------------------------------------------------------------------------
-def cases_table(cases: list[qa.Case]) -> None:
+def cases_table(cases: list[qa_cases.Case]) -> None:
     frame = pd.DataFrame({
         "#": [c.id for c in cases],
         "Question": [c.question for c in cases],
@@ -101,7 +100,7 @@ def cases_table(cases: list[qa.Case]) -> None:
                                 "Channel": st.column_config.TextColumn(width="small")})
 
 
-def case_form(rt: Runtime, ctx: TenantContext, suite: qa.Suite, case: qa.Case | None, can_edit: bool) -> None:
+def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_cases.Case | None, can_edit: bool) -> None:
     """One form for a new case (``case`` None) or for editing one; keys carry the case so values refill."""
     ref = case.id if case else f"new_{suite.id}"
     with st.form(f"qa_case_form_{ref}"):
@@ -116,8 +115,8 @@ def case_form(rt: Runtime, ctx: TenantContext, suite: qa.Suite, case: qa.Case | 
                                    index=CHANNELS.index(case.channel) if case else 0,
                                    help="The second uncovered question hands off only in "
                                         f"{', '.join(SUPPORT_CHANNELS)}.")
-        expect = row[1].selectbox("The agent must", qa.EXPECTATIONS, key=f"qa_expect_{ref}",
-                                  index=qa.EXPECTATIONS.index(case.expect) if case else 0,
+        expect = row[1].selectbox("The agent must", qa_cases.EXPECTATIONS, key=f"qa_expect_{ref}",
+                                  index=qa_cases.EXPECTATIONS.index(case.expect) if case else 0,
                                   format_func=lambda e: EXPECT_LABELS[e])
         row = st.columns(2)
         cite = row[0].text_input("Cite (with 'answered'): a source path or a folder", key=f"qa_cite_{ref}",
@@ -152,7 +151,7 @@ def case_form(rt: Runtime, ctx: TenantContext, suite: qa.Suite, case: qa.Case | 
     st.rerun()
 
 
-def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, cases: list[qa.Case], can_edit: bool) -> None:
+def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, cases: list[qa_cases.Case], can_edit: bool) -> None:
     if cases:
         cases_table(cases)
     else:
@@ -167,9 +166,9 @@ def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, cases: list[qa.C
 
 
 # -- import / export -------------------------------------------------------------------------------------------
-def import_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool) -> None:
+def import_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit: bool) -> None:
     st.caption('One case per line: `{"question": "¿Puedo pagar a plazos?", "expect": "answered", "cite": "faq"}`. '
-               f"Fields: {', '.join(qa.FIELDS)}; expect is one of {', '.join(qa.EXPECTATIONS)}. "
+               f"Fields: {', '.join(qa_cases.FIELDS)}; expect is one of {', '.join(qa_cases.EXPECTATIONS)}. "
                "A bad line imports nothing; a case already in the suite is skipped.")
     left, right = st.columns([3, 1], gap="large")
     with left:
@@ -182,7 +181,7 @@ def import_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool)
             try:
                 text = upload.getvalue().decode("utf-8") if upload else pasted
                 if not text.strip():
-                    raise qa.QaError("Choose a JSONL file or paste its lines first.")
+                    raise qa_cases.QaError("Choose a JSONL file or paste its lines first.")
                 report = qa.import_jsonl(ctx, rt.store, suite.id, text, replace=replace, create=False)
             except UnicodeDecodeError:
                 st.error("The file is not UTF-8 text; save it as UTF-8 JSONL and upload it again.")
@@ -204,7 +203,7 @@ def import_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite, can_edit: bool)
 
 
 # -- runs -------------------------------------------------------------------------------------------------------
-def run_now(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
+def run_now(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite) -> None:
     bar = st.progress(0.0, text=f"Running {suite.cases} case(s)…")
 
     def progress(done: int, total: int, result: qa_runs.CaseResult) -> None:
@@ -226,7 +225,7 @@ def results_table(run: qa_runs.Run) -> None:
         "#": [r.case_id for r in run.results],
         "Question": [r.case["question"] for r in run.results],
         "Channel": [r.case.get("channel", "web") for r in run.results],
-        "Expected": [qa.describe(r.case) for r in run.results],
+        "Expected": [qa_cases.describe(r.case) for r in run.results],
         "Got": [r.status for r in run.results],
         "Cited": [", ".join(r.paths) for r in run.results],
         "Why it failed": [r.detail for r in run.results],
@@ -268,7 +267,7 @@ def diff_view(rt: Runtime, ctx: TenantContext, run: qa_runs.Run) -> None:
         st.caption(" · ".join(notes))
 
 
-def run_tab(rt: Runtime, ctx: TenantContext, suite: qa.Suite) -> None:
+def run_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite) -> None:
     row = st.columns([1, 3], vertical_alignment="center")
     if row[0].button("Run suite", icon=":material/play_arrow:", type="primary", key=f"qa_run_now_{suite.id}",
                      disabled=not suite.cases, width="stretch"):

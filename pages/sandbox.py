@@ -20,7 +20,6 @@ from core.channels.conversations import CHANNELS, ConversationError
 from core.knowledge import sources
 from core.knowledge.sources import SourceError
 from core.runtime import Runtime
-
 from core.tenancy.context import AuthError, TenantContext
 from pages import common
 from pages.display import md

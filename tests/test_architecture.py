@@ -90,7 +90,7 @@ LAYERS = {"base": 0, "tenancy": 1, "knowledge": 2, "grounding": 2, "agent": 3, "
 ROOT_MODULES = {"runtime", "demo", "__main__"}  # core/runtime.py, core/demo.py, core/__main__.py
 ROOT_RANK = 6
 TYPE_ONLY_ROOT = {"runtime"}  # packages receive the runtime as a parameter and may name its type
-SAME_LAYER_ALLOWED = {("channels", "gaps")}  # (importer, imported): channels use gaps; gaps never channels
+SAME_LAYER_ALLOWED = {("channels", "gaps"), ("curation", "qa")}  # (importer, imported): never the other way
 FORBIDDEN_IN_CORE = {"streamlit", "fastapi", "starlette", "sse_starlette", "uvicorn", "api", "pages"}
 
 

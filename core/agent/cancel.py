@@ -43,7 +43,7 @@ class CancelToken:
         for callback in callbacks:
             callback()
 
-    def while_running(self, callback: Callable[[], None]) -> "_Registration":
+    def while_running(self, callback: Callable[[], None]) -> _Registration:
         """``with token.while_running(abort): ...``: ``abort`` runs if the token is cancelled meanwhile."""
         return _Registration(self, callback)
 

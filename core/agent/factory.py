@@ -10,18 +10,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Sequence
 
-from core.tenancy import settings as tenant_settings
 from core.agent import prompts
 from core.agent.loop import Agent
-from core.agent.providers.offline import OfflineResponder
 from core.agent.protocol import Message, Provider, Reply, ToolSpec
+from core.agent.providers.offline import OfflineResponder
+from core.tenancy import settings as tenant_settings
 from core.tenancy.context import AuthError, TenantContext
 
 if TYPE_CHECKING:
     from core.runtime import Runtime
 
 
-def make_provider(rt: "Runtime", provider: str = "", model: str = "") -> Provider:
+def make_provider(rt: Runtime, provider: str = "", model: str = "") -> Provider:
     """The process's provider chain, or (``provider`` given) that one provider with ``model`` ("" = its
     default from the environment); either way ending with the offline responder."""
     from core.agent.providers.chain import ProviderChain, build_provider
@@ -74,7 +74,7 @@ class TenantAgent(Agent):
         return super().answer(ctx, *args, **kwargs)
 
 
-def make_agent(rt: "Runtime", provider: Provider | None = None, *, ctx: TenantContext | None = None) -> Agent:
+def make_agent(rt: Runtime, provider: Provider | None = None, *, ctx: TenantContext | None = None) -> Agent:
     """The process's agent; with ``ctx``, the agent of that tenant under its settings (build one per
     request or per tenant: settings are read when it is built, the kill switch on every turn)."""
     if ctx is None:

@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+
 from core.base.errors import UserError
 
 # Telemetry and hub look-ups off before any import that reads them (onnxruntime, chromadb, HF).

@@ -6,9 +6,9 @@ import json
 import uuid
 from dataclasses import dataclass
 
+from core.base.errors import UserError
 from core.base.store import Store
 from core.tenancy.context import CHANNELS, TenantContext
-from core.base.errors import UserError
 
 MAX_MESSAGE_CHARS = 2000
 MAX_HISTORY_TURNS = 12

@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 
+from core.base.errors import UserError
+from core.base.store import Store
 from core.channels import conversations
 from core.tenancy import settings as tenant_settings
-from core.base.store import Store
 from core.tenancy.context import AuthError, TenantContext
-from core.base.errors import UserError
 
 #: The built-in reasons (the agent itself uses them); the tenant's catalog adds its own.
 REASONS = tenant_settings.REASONS

@@ -16,8 +16,7 @@ from core.agent.outcome import Fault, Outcome, Status, TurnTrace
 from core.agent.protocol import Dialogue
 from core.base.language import detect
 from core.base.store import Store
-from core.channels import conversations
-from core.channels import handoff
+from core.channels import conversations, handoff
 from core.tenancy import settings as tenant_settings
 from core.tenancy.context import SUPPORT_CHANNELS, TenantContext
 

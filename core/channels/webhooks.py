@@ -18,10 +18,9 @@ from typing import Callable, Sequence
 
 import httpx
 
-from core.channels import conversations
-from core.channels import handoff
-from core.tenancy import site_keys, settings as tenant_settings
 from core.base.store import Store
+from core.channels import conversations, handoff
+from core.tenancy import settings as tenant_settings, site_keys
 from core.tenancy.context import TenantContext
 
 log = logging.getLogger(__name__)

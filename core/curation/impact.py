@@ -21,13 +21,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from typing import Any
 
-from core.gaps.backlog import gaps_with_article_at
-from core.qa import suites as qa
-from core.knowledge import sources as sources_mod
-from core.knowledge.training import chunk_id, chunk_source, trained_chunks
-from core.knowledge.sources import Source
 from core.base.store import Store
 from core.channels import conversations
+from core.gaps.backlog import gaps_with_article_at
+from core.knowledge import sources as sources_mod
+from core.knowledge.sources import Source
+from core.knowledge.training import chunk_id, chunk_source, trained_chunks
+from core.qa import suites as qa
 from core.tenancy.context import TenantContext
 
 RECENT_DAYS = 30

@@ -2,13 +2,12 @@
 citation of it, follow the new path in the same transaction as the move."""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from dataclasses import dataclass
-
-from core.qa import suites as qa
 from core.knowledge import sources as sources_mod
 from core.knowledge.sources import Source
+from core.qa import suites as qa
 from core.tenancy.context import TenantContext
 
 if TYPE_CHECKING:

@@ -23,15 +23,16 @@ from typing import Callable
 
 import numpy as np
 
+from core.base.store import Store
 from core.gaps import pii
-from core.knowledge import sources as sources_mod
-from core.knowledge.embeddings import Embedder
 from core.gaps.matching import GapTuning, best_match, words
 from core.gaps.model import Gap, GapError, gap_of_row, gaps_csv, require_editor, stamp, topic_label
 from core.gaps.reshaping import Reshaping
-from core.base.store import Store
-from core.tenancy import context as tenancy
-from core.tenancy.context import AuthError, TenantContext, list_tenants, local_operator
+from core.knowledge import sources as sources_mod
+from core.knowledge.embeddings import Embedder
+from core.tenancy import tenants
+from core.tenancy.context import AuthError, TenantContext, local_operator
+from core.tenancy.tenants import list_tenants
 
 log = logging.getLogger(__name__)
 
@@ -332,7 +333,7 @@ class Backlog(Reshaping):
 
     # -- retention ------------------------------------------------------------------------------------
     def retention_days(self, ctx: TenantContext) -> int:
-        days = tenancy.retention_days(ctx, self.store)
+        days = tenants.retention_days(ctx, self.store)
         return days if days is not None else DEFAULT_RETENTION_DAYS
 
     def set_retention_days(self, ctx: TenantContext, days: int) -> None:
@@ -340,7 +341,7 @@ class Backlog(Reshaping):
             raise AuthError("Only an admin can change how long samples are kept.")
         if not 1 <= int(days) <= 3650:
             raise GapError(f"Retention must be between 1 and 3650 days; got {days}.")
-        tenancy.set_retention_days(ctx, self.store, int(days))
+        tenants.set_retention_days(ctx, self.store, int(days))
 
     def purge(self, ctx: TenantContext) -> int:
         """Delete this tenant's samples older than its retention; the entries and counts stay."""

@@ -24,6 +24,7 @@ import numpy as np
 
 from core.knowledge.keyword_index import terms
 
+
 @dataclass(frozen=True)
 class GapTuning:
     min_similarity: float = 0.91

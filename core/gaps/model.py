@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import csv
 import io
-
 import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Callable
 
+from core.base.errors import UserError
 from core.base.language import content_words, fold
 from core.tenancy.context import AuthError, TenantContext
-from core.base.errors import UserError
 
 LABEL_WORDS = 8
 

@@ -267,10 +267,17 @@ class _Engine:
 
     def __init__(self):
         from presidio_analyzer import LocalRecognizer, Pattern, RecognizerResult
-        from presidio_analyzer.predefined_recognizers import (CreditCardRecognizer, EmailRecognizer,
-                                                              EsNieRecognizer, EsNifRecognizer, IbanRecognizer,
-                                                              IpRecognizer, PhoneRecognizer, UrlRecognizer,
-                                                              UsSsnRecognizer)
+        from presidio_analyzer.predefined_recognizers import (
+            CreditCardRecognizer,
+            EmailRecognizer,
+            EsNieRecognizer,
+            EsNifRecognizer,
+            IbanRecognizer,
+            IpRecognizer,
+            PhoneRecognizer,
+            UrlRecognizer,
+            UsSsnRecognizer,
+        )
         from presidio_anonymizer import AnonymizerEngine
         from presidio_anonymizer.entities import OperatorConfig
 

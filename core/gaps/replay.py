@@ -7,8 +7,8 @@ now answers, and whether the answer cites the article they are closing the gap w
 from __future__ import annotations
 
 from core.agent.loop import Agent
-from core.agent.providers.offline import OfflineResponder
 from core.agent.protocol import Dialogue, Provider
+from core.agent.providers.offline import OfflineResponder
 from core.tenancy.context import TenantContext
 
 

@@ -18,7 +18,6 @@ from core.base.language import ANALYZED, DETECTABLE, detect, fold, stopwords
 from core.base.text import is_boundary
 from core.grounding.numbers import numbers
 
-
 CITE = re.compile(r"\[\[cite:([^\[\]\s]+)\]\]")  # '[' never in an id: matching stays linear on '[[cite:[[cite:...'
 #: what looks like a marker but is not a valid one ("[[cite: a1]]", "[[cite:", "[[ Cite:x]]")
 MALFORMED = re.compile(r"\[\[\s*cite\s*:[^\[\]]*(?:\]\]?)?", re.IGNORECASE)

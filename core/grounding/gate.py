@@ -18,11 +18,32 @@ import re
 from dataclasses import dataclass
 from typing import Mapping, Sequence
 
-
-from core.grounding.claims import CITE, LIGHT, MALFORMED, POLARITY, Claim, exemption, language_of, segments, split_claims
 from core.base.language import fold, stopwords
-from core.grounding.support import (LIVE_MIN_SUPPORT, NON_WORD, S_TOKEN, TOKEN, Facts, facts_of, needed, number_problem,
-                                    numbers_confirmed, score_of, source_of, support_score)
+from core.grounding.claims import (
+    CITE,
+    LIGHT,
+    MALFORMED,
+    POLARITY,
+    Claim,
+    exemption,
+    language_of,
+    segments,
+    split_claims,
+)
+from core.grounding.support import (
+    LIVE_MIN_SUPPORT,
+    NON_WORD,
+    S_TOKEN,
+    TOKEN,
+    Facts,
+    facts_of,
+    needed,
+    number_problem,
+    numbers_confirmed,
+    score_of,
+    source_of,
+    support_score,
+)
 
 __all__ = ["CITE", "Claim", "ClaimVerdict", "Evidence", "GateVerdict", "check", "numbers_confirmed", "release",
            "split_claims", "support_score"]

@@ -12,6 +12,7 @@ from typing import NamedTuple
 
 from core.base.language import fold
 
+
 class Number(NamedTuple):
     """A number as written (folded); ``values`` are its readings (Decimals; ``"t<minutes>"`` for a time)."""
 

@@ -11,9 +11,8 @@ import json
 from dataclasses import dataclass, field
 
 from core.knowledge import sources as sources_mod
-from core.knowledge.training import Index
 from core.knowledge.sources import Source, SourceError, normalize_path
-
+from core.knowledge.training import Index
 from core.tenancy.context import TenantContext
 
 READ_LIMIT = 12_000

@@ -118,7 +118,7 @@ class CachedEmbedder:
         return self.inner.dim
 
     def _key(self, mode: str, text: str) -> str:
-        return hashlib.sha256(f"{self.name}\x1f{mode}\x1f{text}".encode("utf-8")).hexdigest()
+        return hashlib.sha256(f"{self.name}\x1f{mode}\x1f{text}".encode()).hexdigest()
 
     def _embed(self, texts: Sequence[str], mode: str) -> np.ndarray:
         keys = [self._key(mode, t) for t in texts]
@@ -191,7 +191,7 @@ class CoberturaEmbeddingFunction(EmbeddingFunction[Documents]):
         return {"embedder_name": self._name}
 
     @staticmethod
-    def build_from_config(config: dict[str, Any]) -> "CoberturaEmbeddingFunction":
+    def build_from_config(config: dict[str, Any]) -> CoberturaEmbeddingFunction:
         return CoberturaEmbeddingFunction(None, config.get("embedder_name", ""))
 
     @staticmethod

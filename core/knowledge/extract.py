@@ -11,6 +11,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import PurePath
+
 from core.base.errors import UserError
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".csv", ".jsonl")

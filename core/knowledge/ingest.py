@@ -8,10 +8,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
+from core.base.store import Store
 from core.knowledge import sources as sources_mod
 from core.knowledge.extract import SUPPORTED, Extracted, ExtractionError, extract_file, extract_html, fetch_url
 from core.knowledge.sources import SourceError, normalize_path, slug
-from core.base.store import Store
 from core.tenancy.context import TenantContext
 
 

@@ -10,11 +10,10 @@ from __future__ import annotations
 import shutil
 import threading
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 from pathlib import Path
 
-from whoosh import index as whoosh_index
-from whoosh import query as wq
+from whoosh import index as whoosh_index, query as wq
 from whoosh.analysis import CharsetFilter, LowercaseFilter, RegexTokenizer, StemFilter, StopFilter
 from whoosh.fields import ID, STORED, TEXT, Schema
 from whoosh.scoring import BM25F
@@ -31,7 +30,7 @@ KEEP_RAREST = 3
 LANG_FIELDS = {lang: f"body_{lang}" for lang in (*ANALYZED, OTHER)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def analyzer(lang: str):
     """Tokenize, lower-case, drop stop words, fold accents, stem (per language)."""
     chain = RegexTokenizer() | LowercaseFilter()

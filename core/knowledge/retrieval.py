@@ -10,12 +10,12 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Sequence
 
-from core.knowledge import sources as sources_mod
-from core.knowledge.training import Index
-from core.knowledge.keyword_index import terms
 from core.base.language import content_words, detect, fold
-from core.tenancy.context import TenantContext
+from core.knowledge import sources as sources_mod
+from core.knowledge.keyword_index import terms
+from core.knowledge.training import Index
 from core.knowledge.variants import SURE
+from core.tenancy.context import TenantContext
 
 TYPE_RANK = {"qa": 0, "starred": 1, "text": 2, "file": 3, "web": 4}
 # product codes: LC-PRO, 48213-B, X200, long numbers (order ids)

@@ -9,10 +9,10 @@ import hashlib
 import re
 from dataclasses import dataclass
 
+from core.base.errors import UserError
 from core.base.language import detect, fold
 from core.base.store import Store
 from core.tenancy.context import TenantContext
-from core.base.errors import UserError
 
 TYPES = ("qa", "text", "file", "web")
 _SEGMENT_BAD = re.compile(r"[^a-z0-9._-]+")

@@ -15,17 +15,17 @@ from typing import Callable
 
 import numpy as np
 
+from core.base.config import Settings
+from core.base.store import Store
+from core.base.text import sentences
 from core.knowledge import sources as sources_mod
 from core.knowledge.chunking import chunk_qa, chunk_text
-from core.base.text import sentences
-from core.base.config import Settings
 from core.knowledge.embeddings import Embedder
 from core.knowledge.keyword_index import KeywordDoc, KeywordIndex
 from core.knowledge.sources import Source
-from core.base.store import Store
-from core.tenancy.context import TenantContext
 from core.knowledge.variants import Variants
 from core.knowledge.vector_index import VectorIndex
+from core.tenancy.context import TenantContext
 
 Progress = Callable[[int, int, str], None]
 
@@ -64,7 +64,7 @@ class TrainReport:
 
 def chunk_id(source_id: int, ordinal: int, text: str) -> str:
     """Stable for the same text at the same place; a new id when the text changes."""
-    return hashlib.sha1(f"{source_id}:{ordinal}:{text}".encode("utf-8")).hexdigest()[:12]
+    return hashlib.sha1(f"{source_id}:{ordinal}:{text}".encode()).hexdigest()[:12]
 
 
 def trained_chunks(ctx: TenantContext, store: Store, source_ids: list[int]) -> list[dict]:

@@ -25,9 +25,9 @@ from typing import Sequence
 
 import numpy as np
 
+from core.base.store import Store
 from core.knowledge.embeddings import Embedder
 from core.knowledge.sources import Source
-from core.base.store import Store
 from core.tenancy.context import TenantContext
 
 #: An answer needs this many phrasings to be learned as a group (and for its probability to be trusted).
@@ -137,7 +137,7 @@ def fingerprint(embedder_name: str, groups: list[list[Source]]) -> str:
     digest = hashlib.sha1(embedder_name.encode("utf-8"))
     for group in groups:
         for source in group:
-            digest.update(f"\x1e{source.id}\x1f{source.title}\x1f{group_key(source.content)}".encode("utf-8"))
+            digest.update(f"\x1e{source.id}\x1f{source.title}\x1f{group_key(source.content)}".encode())
         digest.update(b"\x1d")
     return digest.hexdigest()
 

@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 
 from core.base.errors import UserError
-from core.qa import runs as qa_runs, suites as qa
+from core.qa import cases as qa_cases, runs as qa_runs, suites as qa
 
 ACTIONS = ("suites", "import", "export", "run")
 USAGE = ("python -m core qa suites SLUG | qa import SLUG SUITE FILE.jsonl [--replace] | qa export SLUG SUITE "
@@ -26,7 +26,7 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _suite_row(suite: qa.Suite) -> dict:
+def _suite_row(suite: qa_cases.Suite) -> dict:
     return {"id": suite.id, "name": suite.name, "cases": suite.cases, "updated_at": suite.updated_at,
             "last_run": suite.last_run}
 
@@ -35,7 +35,7 @@ def _print_run(run: qa_runs.Run, diff: qa_runs.RunDiff) -> None:
     print(f"Suite '{run.suite}' — run #{run.id} ({run.provider or 'no provider'}), {run.total} case(s)")
     for r in run.results:
         got = r.status + (f" [{', '.join(r.paths)}]" if r.paths else "")
-        print(f"{'PASS' if r.passed else 'FAIL'}  #{r.case_id:<4} {_cut(qa.describe(r.case), 34):<34} "
+        print(f"{'PASS' if r.passed else 'FAIL'}  #{r.case_id:<4} {_cut(qa_cases.describe(r.case), 34):<34} "
               f"{r.case.get('channel', 'web'):<10} {_cut(r.case['question'], 44):<44} {_cut(got, 40):<40} {r.latency_ms:>6} ms")
         if not r.passed:
             print(f"      why: {r.detail}")
@@ -64,10 +64,10 @@ def _qa(args, runtime, context) -> int:
     words = list(args.words)
     action = words.pop(0)
     if action not in ACTIONS:
-        raise qa.QaError(f"Unknown qa action {action!r}; use one of {', '.join(ACTIONS)}: {USAGE}")
+        raise qa_cases.QaError(f"Unknown qa action {action!r}; use one of {', '.join(ACTIONS)}: {USAGE}")
     needs = {"suites": 1, "import": 3, "export": 2, "run": 2}[action]
     if len(words) != needs:
-        raise qa.QaError(f"qa {action} takes {needs} argument(s), got {len(words)}: {USAGE}")
+        raise qa_cases.QaError(f"qa {action} takes {needs} argument(s), got {len(words)}: {USAGE}")
     rt = runtime()
     ctx = context(rt, words[0])
     if action == "suites":
@@ -86,7 +86,7 @@ def _qa(args, runtime, context) -> int:
         try:
             text = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError) as exc:
-            raise qa.QaError(f"Cannot read {path}: {exc}") from exc
+            raise qa_cases.QaError(f"Cannot read {path}: {exc}") from exc
         report = qa.import_jsonl(ctx, rt.store, words[1], text, replace=args.replace)
         if args.json:
             _dump(report.as_dict())

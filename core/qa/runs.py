@@ -10,7 +10,8 @@ from typing import Callable
 from core.base.store import Store
 from core.channels.turn import Rehearsal, Turns
 from core.qa import records
-from core.qa.suites import Case, QaError, describe, evaluate, list_cases, require_suite, suite_name
+from core.qa.cases import Case, QaError, describe, evaluate
+from core.qa.suites import list_cases, require_suite, suite_name
 from core.tenancy.context import TenantContext
 
 

@@ -6,7 +6,7 @@ channel, and what the agent must do with it: ``answered`` (optionally citing a s
 below a folder), ``abstains``, ``handoff``, or ``card`` (propose a card; cards are not built yet, so such a
 case is stored, imported and exported, and always fails with a detail that says so).
 
-A run asks every case through the agent as a *rehearsal* (``core.agent.loop.Rehearsal``): an in-memory
+A run asks every case through the agent as a *rehearsal* (``core.channels.turn.Rehearsal``): an in-memory
 conversation, so a prefix feeds the history and the handoff rule counts uncovered questions exactly as in
 a stored conversation, but nothing reaches the conversation log, the gap backlog or the handoff queue.
 
@@ -17,225 +17,24 @@ suite, case or run answers exactly like a missing one. Changing suites and cases
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
+from dataclasses import asdict
 from typing import Iterable
 
-from core.base.errors import UserError
 from core.base.store import Store
-from core.channels import conversations
-from core.knowledge import sources as sources_mod
 from core.qa import records
-from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
-
-EXPECTATIONS = ("answered", "abstains", "handoff", "card")
-#: the agent's status each expectation asks for (``card`` has none yet)
-EXPECTED_STATUS = {"answered": "answered", "abstains": "abstained", "handoff": "handoff"}
-FIELDS = ("question", "prefix", "channel", "expect", "cite", "card", "note")
-MAX_NAME_CHARS = 80
-MAX_NOTE_CHARS = 500
-MAX_PREFIX = conversations.MAX_HISTORY_TURNS - 1  # every earlier message still reaches the model
-MAX_IMPORT_LINES = 2000
-CARDS_NOT_BUILT = "cards are not built yet: the agent cannot propose card '{card}' until the cards issue lands"
-
-
-class QaError(UserError):
-    """Bad input for a suite, a case or a run; the message says what was wrong and what to do."""
-
-
-class QaImportError(QaError):
-    """A JSONL import with bad lines; nothing was imported. ``errors`` holds one message per bad line."""
-
-    def __init__(self, errors: list[str]):
-        self.errors = list(errors)
-        shown = "\n".join(self.errors[:20]) + (f"\n… and {len(self.errors) - 20} more" if len(self.errors) > 20 else "")
-        super().__init__(f"Nothing was imported: {len(self.errors)} bad line(s). Fix them and import again.\n{shown}")
-
-
-@dataclass(frozen=True)
-class Suite:
-    id: int
-    name: str
-    created_at: str
-    updated_at: str
-    created_by: str
-    cases: int = 0
-    last_run: dict | None = None  # {id, finished_at, total, passed}
-
-
-@dataclass(frozen=True)
-class Case:
-    id: int
-    suite_id: int
-    position: int
-    question: str
-    prefix: tuple[str, ...] = ()
-    channel: str = "web"
-    expect: str = "answered"
-    cite: str = ""
-    card: str = ""
-    note: str = ""
-
-    def line(self) -> dict:
-        """The case as one JSONL object (defaults left out, so a file stays short)."""
-        return case_line(asdict(self))
-
-    @property
-    def expectation(self) -> str:
-        return describe(self.line())
-
-
-@dataclass
-class ImportReport:
-    suite: Suite
-    created: bool
-    added: int
-    skipped: int  # identical to a case already in the suite (or earlier in the file)
-    removed: int  # with replace=True: the cases the import replaced
-
-    def as_dict(self) -> dict:
-        return {"suite": self.suite.name, "suite_id": self.suite.id, "created": self.created, "added": self.added,
-                "skipped": self.skipped, "removed": self.removed}
-
-
-# -- validation (pure) -------------------------------------------------------------------------------------
-def _require_qa(ctx: TenantContext) -> None:
-    if not ctx.can("qa"):
-        raise AuthError(f"Only the qa role (or an admin) can change QA suites; {ctx.actor} is {ctx.role} "
-                        f"of '{ctx.tenant_slug}'.")
-
-
-def _suite_name(raw: str) -> str:
-    name = " ".join(str(raw or "").split())
-    if not name:
-        raise QaError("A suite needs a name, e.g. 'smoke' or 'returns and shipping'.")
-    if len(name) > MAX_NAME_CHARS:
-        raise QaError(f"The suite name has {len(name)} characters; the limit is {MAX_NAME_CHARS}.")
-    if name.isdigit():
-        raise QaError(f"A suite name cannot be only digits ({name!r}): digits name a suite by its id.")
-    return name
-
-
-def _text(data: dict, key: str) -> str:
-    value = data.get(key, "")
-    if value is None:
-        return ""
-    if not isinstance(value, str):
-        raise QaError(f"'{key}' must be a string, not {type(value).__name__}.")
-    return value.strip()
-
-
-def validate_case(data: dict) -> dict:
-    """The fields of a case (question, prefix, channel, expect, cite, card, note), checked and normalised.
-
-    Raises QaError saying what is wrong. ``cite`` is a source path (or a folder: any source below it counts)
-    and belongs only to ``answered``; ``card`` names the card and belongs only to ``card``."""
-    if not isinstance(data, dict):
-        raise QaError("A case must be a JSON object such as {\"question\": \"…\", \"expect\": \"abstains\"}.")
-    unknown = sorted(set(data) - set(FIELDS))
-    if unknown:
-        raise QaError(f"Unknown field(s) {', '.join(map(repr, unknown))}; a case has {', '.join(FIELDS)}.")
-    if not isinstance(data.get("question"), str) or not data["question"].strip():
-        raise QaError("'question' is missing or empty: write the customer's question.")
-    try:
-        question = conversations.check_message(data["question"])
-        raw_prefix = data.get("prefix") or []
-        if isinstance(raw_prefix, str) or not isinstance(raw_prefix, list):
-            raise QaError("'prefix' must be a list of the customer's earlier messages, e.g. [\"Hola\", \"¿Y a Canarias?\"].")
-        if len(raw_prefix) > MAX_PREFIX:
-            raise QaError(f"'prefix' has {len(raw_prefix)} messages; the limit is {MAX_PREFIX}.")
-        if not all(isinstance(m, str) for m in raw_prefix):
-            raise QaError("Every message of 'prefix' must be a string.")
-        prefix = tuple(conversations.check_message(m) for m in raw_prefix)
-    except conversations.ConversationError as exc:
-        raise QaError(str(exc)) from exc
-    channel = _text(data, "channel") or "web"
-    if channel not in conversations.CHANNELS:
-        raise QaError(f"Channel {channel!r} is not known; use one of {', '.join(conversations.CHANNELS)}.")
-    expect = _text(data, "expect")
-    if expect not in EXPECTATIONS:
-        raise QaError(f"'expect' is {expect or 'missing'!r}; use one of {', '.join(EXPECTATIONS)}.")
-    cite, card, note = _text(data, "cite"), _text(data, "card"), _text(data, "note")
-    if cite and expect != "answered":
-        raise QaError(f"'cite' goes with expect 'answered' only (this case expects '{expect}').")
-    if cite:
-        try:
-            cite = sources_mod.normalize_path(cite)
-        except sources_mod.SourceError as exc:
-            raise QaError(f"'cite': {exc}") from exc
-    if expect == "card" and not card:
-        raise QaError("expect 'card' needs 'card': the name of the card the agent should propose.")
-    if card and expect != "card":
-        raise QaError(f"'card' goes with expect 'card' only (this case expects '{expect}').")
-    if len(note) > MAX_NOTE_CHARS:
-        raise QaError(f"'note' has {len(note)} characters; the limit is {MAX_NOTE_CHARS}.")
-    return {"question": question, "prefix": prefix, "channel": channel, "expect": expect, "cite": cite, "card": card,
-            "note": note}
-
-
-def case_line(fields: dict) -> dict:
-    """A case's fields as a JSONL object: question and expect always, the rest only when set."""
-    line = {"question": fields["question"]}
-    if fields.get("prefix"):
-        line["prefix"] = list(fields["prefix"])
-    if fields.get("channel", "web") != "web":
-        line["channel"] = fields["channel"]
-    line["expect"] = fields["expect"]
-    for key in ("cite", "card", "note"):
-        if fields.get(key):
-            line[key] = fields[key]
-    return line
-
-
-def describe(line: dict) -> str:
-    """'answered citing politicas/envios', 'abstains', 'hands off', 'proposes card X'."""
-    expect = line.get("expect", "")
-    if expect == "answered":
-        return f"answered citing {line['cite']}" if line.get("cite") else "answered"
-    if expect == "handoff":
-        return "hands off"
-    if expect == "card":
-        return f"proposes card {line.get('card', '')}"
-    return expect
-
-
-def _key(fields: dict) -> tuple:
-    return (fields["question"], tuple(fields["prefix"]), fields["channel"], fields["expect"], fields["cite"], fields["card"])
-
-
-def cites(path: str, cite: str) -> bool:
-    """True when a cited source path is the expected one, or lies below the expected folder."""
-    return path == cite or path.startswith(cite.rstrip("/") + "/")
-
-
-def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict | None = None) -> tuple[bool, str]:
-    """Did the agent's last turn meet the case's expectation? (passed, why not)."""
-    line = case.line() if isinstance(case, Case) else case
-    trace = trace or {}
-    paths = list(dict.fromkeys(c["path"] for c in citations))
-    got = status
-    if status == "answered":
-        got = f"answered citing {', '.join(paths)}" if paths else "answered without citations"
-    elif status == "error":
-        got = f"an error ({trace.get('fault') or 'no detail'})"
-    elif status == "abstained" and trace.get("abstained") == "withheld_unsupported":
-        got = "abstained (the gate withheld an unsupported answer)"
-    if line["expect"] == "card":
-        return False, f"{CARDS_NOT_BUILT.format(card=line.get('card', ''))} (the agent's turn: {got})."
-    wanted = EXPECTED_STATUS[line["expect"]]
-    if status != wanted:
-        detail = f"expected: {describe(line)}; got: {got}"
-        channel = line.get("channel", "web")
-        if line["expect"] == "handoff" and channel not in SUPPORT_CHANNELS:
-            detail += (f"; channel '{channel}' never hands off (only {', '.join(SUPPORT_CHANNELS)} do, "
-                       "on the second uncovered question)")
-        elif line["expect"] == "handoff" and status == "abstained":
-            detail += "; a handoff needs a second uncovered question in the conversation (put the first in 'prefix')"
-        return False, detail + "."
-    cite = line.get("cite", "")
-    if cite and not any(cites(p, cite) for p in paths):
-        return False, f"answered, but cited {', '.join(paths) or 'nothing'}; expected a citation of {cite}."
-    return True, ""
-
+from core.qa.cases import (
+    Case,
+    ImportReport,
+    QaError,
+    Suite,
+    case_key,
+    cites,
+    clean_suite_name,
+    parse_jsonl,
+    require_qa,
+    validate_case,
+)
+from core.tenancy.context import TenantContext
 
 # -- suites ------------------------------------------------------------------------------------------------
 _SUITE_SQL = (
@@ -282,8 +81,8 @@ def require_suite(ctx: TenantContext, store: Store, ref: int | str) -> Suite:
 
 
 def create_suite(ctx: TenantContext, store: Store, name: str) -> Suite:
-    _require_qa(ctx)
-    name = _suite_name(name)
+    require_qa(ctx)
+    name = clean_suite_name(name)
     now = store.clock.stamp()
     with store.write() as db:
         if store.query("SELECT 1 FROM qa_suites WHERE tenant_id = ? AND name = ?", [ctx.tenant_id, name]):
@@ -296,8 +95,8 @@ def create_suite(ctx: TenantContext, store: Store, name: str) -> Suite:
 
 
 def rename_suite(ctx: TenantContext, store: Store, suite_id: int, name: str) -> Suite:
-    _require_qa(ctx)
-    name = _suite_name(name)
+    require_qa(ctx)
+    name = clean_suite_name(name)
     with store.write() as db:
         suite = require_suite(ctx, store, suite_id)
         clash = store.query("SELECT id FROM qa_suites WHERE tenant_id = ? AND name = ?", [ctx.tenant_id, name])
@@ -310,7 +109,7 @@ def rename_suite(ctx: TenantContext, store: Store, suite_id: int, name: str) -> 
 
 def delete_suite(ctx: TenantContext, store: Store, suite_id: int) -> None:
     """Delete a suite with its cases and its runs."""
-    _require_qa(ctx)
+    require_qa(ctx)
     with store.write() as db:
         suite = require_suite(ctx, store, suite_id)
         records.delete_runs_of(ctx, store, suite.id)
@@ -369,7 +168,7 @@ def _touch(ctx: TenantContext, db, suite_id: int, now: str) -> None:
 def add_case(ctx: TenantContext, store: Store, suite_id: int, question: str, *, expect: str = "answered",
              prefix: Iterable[str] = (), channel: str = "web", cite: str = "", card: str = "", note: str = "") -> Case:
     """Append a case to a suite."""
-    _require_qa(ctx)
+    require_qa(ctx)
     fields = validate_case({"question": question, "prefix": list(prefix), "channel": channel, "expect": expect,
                             "cite": cite, "card": card, "note": note})
     with store.write() as db:
@@ -382,7 +181,7 @@ def add_case(ctx: TenantContext, store: Store, suite_id: int, question: str, *, 
 def edit_case(ctx: TenantContext, store: Store, case_id: int, question: str, *, expect: str = "answered",
               prefix: Iterable[str] = (), channel: str = "web", cite: str = "", card: str = "", note: str = "") -> Case:
     """Replace a case's fields (its id and place in the suite stay, so runs before and after compare)."""
-    _require_qa(ctx)
+    require_qa(ctx)
     fields = validate_case({"question": question, "prefix": list(prefix), "channel": channel, "expect": expect,
                             "cite": cite, "card": card, "note": note})
     with store.write() as db:
@@ -400,7 +199,7 @@ def edit_case(ctx: TenantContext, store: Store, case_id: int, question: str, *, 
 def delete_case(ctx: TenantContext, store: Store, case_id: int) -> None:
     """Delete a case (its past results stay with their runs). The row stays, marked, so that its id is never
     given to another case: runs are compared case by case id."""
-    _require_qa(ctx)
+    require_qa(ctx)
     with store.write() as db:
         case = require_case(ctx, store, case_id)
         db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND id = ?", [store.clock.stamp(), ctx.tenant_id, case.id])
@@ -427,38 +226,12 @@ def repoint_cites(ctx: TenantContext, store: Store, old: str, new: str) -> int:
 
 
 # -- JSONL -------------------------------------------------------------------------------------------------
-def parse_jsonl(text: str) -> list[dict]:
-    """Every case of a JSONL text, validated; raises QaImportError listing each bad line (blank lines skipped)."""
-    cases, errors = [], []
-    lines = (text or "").lstrip("\ufeff").splitlines()
-    if len(lines) > MAX_IMPORT_LINES:
-        raise QaImportError([f"the file has {len(lines)} lines; import at most {MAX_IMPORT_LINES} at a time"])
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            data = json.loads(line)
-        except json.JSONDecodeError as exc:
-            errors.append(f"line {number}: not valid JSON ({exc.msg} at column {exc.colno}).")
-            continue
-        try:
-            cases.append(validate_case(data))
-        except QaError as exc:
-            errors.append(f"line {number}: {exc}")
-    if errors:
-        raise QaImportError(errors)
-    if not cases:
-        raise QaImportError(["the file has no cases: write one JSON object per line, e.g. "
-                             '{"question": "¿Puedo pagar a plazos?", "expect": "answered", "cite": "faq"}'])
-    return cases
-
-
 def import_jsonl(ctx: TenantContext, store: Store, suite: int | str, text: str, *, replace: bool = False,
                  create: bool = True) -> ImportReport:
     """Import cases into a suite (by id or name; a new name creates the suite when ``create``). All or nothing:
     a bad line imports nothing. A case identical to one already in the suite is skipped; ``replace`` first
     deletes the suite's cases (their past results stay)."""
-    _require_qa(ctx)
+    require_qa(ctx)
     parsed = parse_jsonl(text)
     with store.write() as db:
         found = get_suite(ctx, store, suite)
@@ -471,13 +244,13 @@ def import_jsonl(ctx: TenantContext, store: Store, suite: int | str, text: str, 
         if replace:
             removed = db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND suite_id = ? "
                                  "AND deleted_at IS NULL", [store.clock.stamp(), ctx.tenant_id, found.id]).rowcount
-        seen = {_key(asdict(c)) for c in list_cases(ctx, store, found.id)}
+        seen = {case_key(asdict(c)) for c in list_cases(ctx, store, found.id)}
         position, added, skipped = _next_position(ctx, store, found.id), 0, 0
         for fields in parsed:
-            if _key(fields) in seen:
+            if case_key(fields) in seen:
                 skipped += 1
                 continue
-            seen.add(_key(fields))
+            seen.add(case_key(fields))
             _insert(ctx, db, found.id, position, fields, store.clock.stamp())
             position, added = position + 1, added + 1
         _touch(ctx, db, found.id, store.clock.stamp())

@@ -14,10 +14,6 @@ from typing import Callable
 from core.base.clock import SYSTEM
 from core.base.errors import PermissionDenied, UserError
 from core.base.store import Store
-
-# the three ``x as x`` names are not used here: they are re-exported for callers that still import them from
-# this module (pages/common.py: memberships; core/gaps/backlog.py: retention_days, set_retention_days). Once
-# those import them from core.tenancy.tenants, drop them here.
 from core.tenancy.tenants import (
     create_user,
     find_tenant,
@@ -25,11 +21,8 @@ from core.tenancy.tenants import (
     hash_password,
     list_tenants,
     login_record,
-    memberships as memberships,
     password_hash,
-    retention_days as retention_days,
     role_in,
-    set_retention_days as set_retention_days,
     verify_password,
 )
 

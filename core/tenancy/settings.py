@@ -61,7 +61,7 @@ class ChannelDisabled(UserError):
     """The tenant has not enabled the channel a question arrived on."""
 
 
-def refuse_disabled(settings: "TenantSettings", channel: str) -> None:
+def refuse_disabled(settings: TenantSettings, channel: str) -> None:
     """Raise ChannelDisabled when ``channel`` is not enabled in ``settings`` (S2)."""
     if channel not in settings.channels_enabled:
         enabled = ", ".join(settings.channels_enabled) or "none"

@@ -11,7 +11,7 @@ from core.agent.loop import Agent
 from core.agent.protocol import TransportError
 from core.channels import handoff
 from core.channels.turn import Rehearsal
-from core.qa import runs as qa_runs, suites as qa
+from core.qa import cases as qa_cases, runs as qa_runs, suites as qa
 from core.tenancy.context import AuthError, login
 from core.tenancy.tenants import create_user
 from tests.fakes import ScriptedProvider
@@ -144,7 +144,7 @@ def test_every_expectation_passes_and_fails_with_a_reason(kb, rt):
 
 def test_a_run_needs_cases_and_an_empty_suite_says_so(kb, rt):
     suite = qa.create_suite(kb, rt.store, "empty")
-    with pytest.raises(qa.QaError, match="has no cases yet"):
+    with pytest.raises(qa_cases.QaError, match="has no cases yet"):
         qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt))
 
 
@@ -184,10 +184,10 @@ def test_suites_and_cases_are_created_renamed_edited_and_deleted(kb, rt):
     suite = qa.create_suite(kb, rt.store, "  smoke   tests ")
     assert (suite.name == "smoke tests"
             and qa.get_suite(kb, rt.store, "smoke tests") == qa.get_suite(kb, rt.store, suite.id))
-    with pytest.raises(qa.QaError, match="already exists"):
+    with pytest.raises(qa_cases.QaError, match="already exists"):
         qa.create_suite(kb, rt.store, "smoke tests")
     for bad, message in (("", "needs a name"), ("12", "only digits"), ("x" * 81, "limit is 80")):
-        with pytest.raises(qa.QaError, match=message):
+        with pytest.raises(qa_cases.QaError, match=message):
             qa.create_suite(kb, rt.store, bad)
     case = qa.add_case(kb, rt.store, suite.id, "¿Plazo de devolución?", expect="answered",
                        cite="/Politicas/Devoluciones/")
@@ -196,7 +196,7 @@ def test_suites_and_cases_are_created_renamed_edited_and_deleted(kb, rt):
                           expect="handoff", note="second uncovered")
     assert ((edited.id, edited.position, edited.prefix, edited.channel, edited.cite)
             == (case.id, 1, ("¿Vendéis patinetes?",), "email", ""))
-    with pytest.raises(qa.QaError, match="Channel 'whatsapp' is not known"):
+    with pytest.raises(qa_cases.QaError, match="Channel 'whatsapp' is not known"):
         qa.edit_case(kb, rt.store, case.id, "hola", expect="abstains", channel="whatsapp")
     assert qa.rename_suite(kb, rt.store, suite.id, "regression").name == "regression"
     qa.delete_case(kb, rt.store, case.id)
@@ -229,7 +229,7 @@ def test_changing_suites_needs_the_qa_role_running_needs_membership(kb, rt):
 
 def test_another_tenants_suite_answers_exactly_like_a_missing_one(kb, rt, other_ctx):
     def failure(call) -> str:
-        with pytest.raises(qa.QaError) as info:
+        with pytest.raises(qa_cases.QaError) as info:
             call()
         return str(info.value)
 
@@ -280,7 +280,7 @@ def test_jsonl_round_trip_skips_duplicates_and_replaces(kb, rt):
     assert qa.export_jsonl(kb, rt.store, copy.suite.id) == exported
     replaced = qa.import_jsonl(kb, rt.store, "copy", jsonl(LINES[2:3]), replace=True)
     assert (replaced.removed, replaced.added) == (4, 1) and qa.export_jsonl(kb, rt.store, "copy") == jsonl(LINES[2:3])
-    with pytest.raises(qa.QaError, match="No QA suite 'nope'"):
+    with pytest.raises(qa_cases.QaError, match="No QA suite 'nope'"):
         qa.import_jsonl(kb, rt.store, "nope", exported, create=False)
 
 
@@ -300,7 +300,7 @@ def test_a_bad_line_imports_nothing_and_every_bad_line_is_named(kb, rt):
         '["not", "an", "object"]',
         LINES[2],
     ])
-    with pytest.raises(qa.QaImportError) as info:
+    with pytest.raises(qa_cases.QaImportError) as info:
         qa.import_jsonl(kb, rt.store, "kept", bad)
     errors = info.value.errors
     assert [e.split(":")[0] for e in errors] == [f"line {n}" for n in range(2, 12)]
@@ -311,15 +311,15 @@ def test_a_bad_line_imports_nothing_and_every_bad_line_is_named(kb, rt):
         assert fragment in error, (error, fragment)
     assert str(info.value).startswith("Nothing was imported: 10 bad line(s).")
     assert qa.export_jsonl(kb, rt.store, "kept") == jsonl(LINES[:1])  # untouched
-    with pytest.raises(qa.QaImportError, match="No QA suite|Nothing was imported"):
+    with pytest.raises(qa_cases.QaImportError, match="No QA suite|Nothing was imported"):
         qa.import_jsonl(kb, rt.store, "never made", bad)
     assert qa.get_suite(kb, rt.store, "never made") is None  # nothing half-imported, not even the suite
-    with pytest.raises(qa.QaImportError, match="the file has no cases"):
+    with pytest.raises(qa_cases.QaImportError, match="the file has no cases"):
         qa.import_jsonl(kb, rt.store, "kept", "\n  \n")
 
 
 def test_the_demo_suite_file_is_valid_and_covers_every_built_expectation():
-    cases = qa.parse_jsonl(DEMO_SUITE.read_text(encoding="utf-8"))
+    cases = qa_cases.parse_jsonl(DEMO_SUITE.read_text(encoding="utf-8"))
     assert 8 <= len(cases) <= 12
     assert {c["expect"] for c in cases} == {"answered", "abstains", "handoff"}
     assert any(c["cite"] for c in cases) and any(c["prefix"] and c["channel"] == "identified" for c in cases)

@@ -11,7 +11,7 @@ from core.agent.factory import TenantPrompt, make_agent
 from core.agent.providers.chain import ProviderChain
 from core.agent.providers.offline import OfflineResponder
 from core.base.config import ConfigError, load_settings
-from core.channels.conversations import CHANNELS, ConversationError
+from core.channels.conversations import CHANNELS
 from core.channels.handoff import REASONS
 from core.knowledge import sources
 from core.tenancy import members, settings as tenant_settings

@@ -3,10 +3,9 @@ from __future__ import annotations
 
 from typing import Any, Sequence
 
-
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec, TransportError, Usage
-from core.base.config import ConfigError
 from core.agent.providers.errors import ProviderError, advice, is_transient, redact, short, stop_reason
+from core.base.config import ConfigError
 
 ANTHROPIC_API_URL = "https://api.anthropic.com"
 

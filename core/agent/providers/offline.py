@@ -13,11 +13,11 @@ import re
 from dataclasses import dataclass
 from typing import Sequence
 
-from core.knowledge import variants
 from core.agent import prompts
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
-from core.knowledge.keyword_index import terms
 from core.base.language import detect
+from core.knowledge import variants
+from core.knowledge.keyword_index import terms
 
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[¿¡\"'«“(]?[A-ZÁÉÍÓÚÑÇÀÂÊÔÃÕ0-9])|\n+")
 SHORT_SENTENCE = 80  # a sentence this short ("Tienda de Madrid: calle X 1.") rarely holds the whole fact

@@ -7,8 +7,8 @@ from typing import Any, Sequence
 import httpx
 
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec, TransportError, Usage
-from core.base.config import ConfigError
 from core.agent.providers.errors import ProviderError, advice, is_transient, redact, short, stop_reason
+from core.base.config import ConfigError
 
 
 def openai_messages(system: str, messages: Sequence[Message]) -> list[dict[str, Any]]:
