@@ -10,6 +10,8 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
+from core.base.errors import PermissionDenied, UserError
+
 log = logging.getLogger("api")
 
 
@@ -50,6 +52,13 @@ def install(app: FastAPI) -> None:
     @app.exception_handler(ApiError)
     async def api_error(request: Request, exc: ApiError) -> JSONResponse:
         return error_response(exc.status, exc.code, exc.message, exc.retryable, exc.headers)
+
+    @app.exception_handler(UserError)
+    async def user_error(request: Request, exc: UserError) -> JSONResponse:
+        """A core refusal a route did not map: its message already says what was wrong and what to do."""
+        if isinstance(exc, PermissionDenied):
+            return error_response(403, "forbidden", str(exc))
+        return error_response(400, "invalid_request", str(exc))
 
     @app.exception_handler(RequestValidationError)
     async def invalid(request: Request, exc: RequestValidationError) -> JSONResponse:

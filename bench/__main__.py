@@ -9,6 +9,7 @@ import sys
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     sub = parser.add_subparsers(dest="command", required=True)
+    __import__("bench.docs").docs.register(sub, argv)  # `docs` parses, runs and exits in bench/docs.py
     p = sub.add_parser("retrieval", help="hybrid retrieval vs bm25s / dense / RRF baselines")
     p.add_argument("--dataset", action="append",
                    help="xquad-es, xquad-en, mlqa-es, faquad-pt, xquad-en-es (default: all)")

@@ -23,7 +23,7 @@ def _record_qa(name: str, embedder) -> list[dict]:
         evidence = TurnEvidence()
         result = search(ToolEnv(ctx, rt, [], evidence), question)
         rows.append({"question": question, "in": in_kb, "gold": gold[qid], "passages": result.get("results", []),
-                     "texts": dict(evidence.texts)})
+                     "texts": dict(result.get("_texts", {}))})
     return rows
 
 
@@ -35,7 +35,7 @@ def _record_clinc(embedder) -> list[dict]:
         evidence = TurnEvidence()
         result = search(ToolEnv(ctx, rt, [], evidence), utterance)
         rows.append({"question": utterance, "intent": intent, "passages": result.get("results", []),
-                     "texts": dict(evidence.texts)})
+                     "texts": dict(result.get("_texts", {}))})
     return rows
 
 

@@ -35,7 +35,8 @@ def cmd_init(args) -> int:
     report, trained = init_demo(rt, train=not args.no_train, progress=_progress_printer() if not args.json else None)
     data = {"data_dir": str(rt.settings.data_dir), "tenant": "demo", "import": report.as_dict(),
             "train": trained.as_dict() if trained else None}
-    _print(data, args.json, f"Data directory: {rt.settings.data_dir}\nDemo tenant 'demo': {len(report.saved)} sources saved, "
+    _print(data, args.json, f"Data directory: {rt.settings.data_dir}\n"
+           f"Demo tenant 'demo': {len(report.saved)} sources saved, "
            f"{len(report.unchanged)} unchanged, {len(report.errors)} errors"
            + (f"; trained {trained.as_dict()}" if trained else "; not trained (run: python -m core train demo)"))
     return 1 if report.errors else 0
@@ -50,7 +51,8 @@ def cmd_tenants(args) -> int:
         _print(tenant, args.json, f"Created tenant '{tenant['slug']}' ({tenant['name']}).")
         return 0
     tenants = list_tenants(rt.store)
-    _print(tenants, args.json, "\n".join(f"{t['slug']}\t{t['name']}" for t in tenants) or "No tenants yet: python -m core init")
+    _print(tenants, args.json,
+           "\n".join(f"{t['slug']}\t{t['name']}" for t in tenants) or "No tenants yet: python -m core init")
     return 0
 
 
@@ -70,23 +72,27 @@ def cmd_ingest(args) -> int:
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
     urls = [p for p in args.paths if p.startswith(("http://", "https://"))]
-    report = import_paths(ctx, rt.store, [p for p in args.paths if p not in urls], args.prefix) if len(urls) < len(args.paths) else ImportReport()
+    report = (import_paths(ctx, rt.store, [p for p in args.paths if p not in urls], args.prefix)
+              if len(urls) < len(args.paths) else ImportReport())
     for url in urls:
         parts = urlsplit(url)
-        path = "/".join(x for x in (args.prefix, sources_mod.slug(parts.netloc), sources_mod.slug(parts.path or "index")) if x)
+        path = "/".join(x for x in (args.prefix, sources_mod.slug(parts.netloc),
+                                    sources_mod.slug(parts.path or "index")) if x)
         fetched = import_url(ctx, rt.store, path, url, rt.settings.fetch_timeout)
         report.saved += fetched.saved
         report.errors += fetched.errors
     lines = [f"saved {p}" for p in report.saved] + [f"unchanged {p}" for p in report.unchanged]
     lines += [f"ERROR {e['file']}: {e['error']}" for e in report.errors]
-    lines.append(f"{len(report.saved)} saved, {len(report.unchanged)} unchanged, {len(report.errors)} errors. Train to apply: python -m core train {args.slug}")
+    lines.append(f"{len(report.saved)} saved, {len(report.unchanged)} unchanged, {len(report.errors)} errors. "
+                 f"Train to apply: python -m core train {args.slug}")
     _print(report.as_dict(), args.json, "\n".join(lines))
     return 1 if report.errors and not (report.saved or report.unchanged) else 0
 
 
 def _progress_printer():
     def show(done: int, total: int, path: str) -> None:
-        print(f"\r  training {done}/{total} {path[:60]:<60}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+        print(f"\r  training {done}/{total} {path[:60]:<60}", end="" if done < total else "\n",
+              file=sys.stderr, flush=True)
     return show
 
 
@@ -102,7 +108,8 @@ def cmd_sources(args) -> int:
     items = sources_mod.list_sources(_ctx(rt, args.slug), rt.store, args.path or "")
     data = [{"path": s.path, "title": s.title, "type": s.type, "starred": s.starred, "language": s.language,
              "chars": len(s.content), "changed": s.changed, "trained_at": s.trained_at} for s in items]
-    text = "\n".join(f"{'*' if s.starred else ' '} {s.type:<4} {s.language:<2} {'changed ' if s.changed else 'trained '} {s.path}  — {s.title}" for s in items)
+    text = "\n".join(f"{'*' if s.starred else ' '} {s.type:<4} {s.language:<2} "
+                     f"{'changed ' if s.changed else 'trained '} {s.path}  — {s.title}" for s in items)
     _print(data, args.json, text or "No sources.")
     return 0
 
@@ -116,7 +123,7 @@ def _batch(path: str, field: str):
             item = json.loads(line)
             yield item, item[field]
         except (json.JSONDecodeError, KeyError, TypeError):
-            raise SourceError(f"{path}: line {number} must be a JSON object with 'id' and '{field}'.")
+            raise SourceError(f"{path}: line {number} must be a JSON object with 'id' and '{field}'.") from None
 
 
 def cmd_search(args) -> int:
@@ -126,7 +133,8 @@ def cmd_search(args) -> int:
         out = sys.stdout
         for item, query in _batch(args.batch, "query"):
             result = rt.retriever.search(ctx, query, k=args.k)
-            out.write(json.dumps({"id": item.get("id"), "results": [h.as_dict() for h in result.hits]}, ensure_ascii=False) + "\n")
+            out.write(json.dumps({"id": item.get("id"), "results": [h.as_dict() for h in result.hits]},
+                                 ensure_ascii=False) + "\n")
         return 0
     if not args.query:
         raise SourceError("Give a query: python -m core search SLUG \"question\"")
@@ -137,7 +145,8 @@ def cmd_search(args) -> int:
     print(f"query: {result.rewritten}  [{result.language}]  {result.seconds * 1000:.0f} ms")
     for n, hit in enumerate(result.hits, start=1):
         snippet = hit.text[:160].replace("\n", " ")
-        print(f"{n}. [{hit.chunk_id}] {hit.path} ({hit.type}{', starred' if hit.starred else ''}) score {hit.score:.3f}\n   {snippet}")
+        print(f"{n}. [{hit.chunk_id}] {hit.path} ({hit.type}{', starred' if hit.starred else ''}) "
+              f"score {hit.score:.3f}\n   {snippet}")
     if not result.hits:
         print("No chunk supports this question well enough.")
     return 0
@@ -183,7 +192,8 @@ def cmd_browse(args) -> int:
         print(result.message)
     else:
         for child in result.children:
-            print(f"{'[dir]' if child['kind'] == 'folder' else '     '} {child['path']:<40} {child['weight']:>7} chars  {child['description']}")
+            print(f"{'[dir]' if child['kind'] == 'folder' else '     '} {child['path']:<40} "
+                  f"{child['weight']:>7} chars  {child['description']}")
     return 0 if result.found else 1
 
 
@@ -207,15 +217,18 @@ def cmd_preview(args) -> int:
     source = sources_mod.get(_ctx(rt, args.slug), rt.store, args.path)
     if source is None:
         raise SourceError(f"No source at '{args.path}'. List them with `python -m core sources {args.slug}`.")
-    chunks = [{"ordinal": n, "start": a, "end": b, "chars": b - a, "text": t} for n, (a, b, t) in enumerate(chunk_source(source))]
+    chunks = [{"ordinal": n, "start": a, "end": b, "chars": b - a, "text": t}
+              for n, (a, b, t) in enumerate(chunk_source(source))]
     for left, right in zip(chunks, chunks[1:]):
         left["overlap_with_next"] = max(0, left["end"] - right["start"])
     data = {"path": source.path, "title": source.title, "type": source.type, "language": source.language,
             "changed_since_training": source.changed, "extracted_text": source.content, "chunks": chunks}
-    text = f"== {source.path} — {source.title} ({source.type}, {source.language}, {'changed since training' if source.changed else 'trained'})\n"
+    text = (f"== {source.path} — {source.title} ({source.type}, {source.language}, "
+            f"{'changed since training' if source.changed else 'trained'})\n")
     text += f"-- extracted text ({len(source.content)} chars) --\n{source.content}\n"
     for chunk in chunks:
-        text += f"-- chunk {chunk['ordinal']}: chars {chunk['start']}-{chunk['end']} ({chunk['chars']}), overlap with next {chunk.get('overlap_with_next', 0)} --\n{chunk['text']}\n"
+        text += (f"-- chunk {chunk['ordinal']}: chars {chunk['start']}-{chunk['end']} ({chunk['chars']}), "
+                 f"overlap with next {chunk.get('overlap_with_next', 0)} --\n{chunk['text']}\n")
     _print(data, args.json, text)
     return 0
 
@@ -241,8 +254,10 @@ def cmd_mv(args) -> int:
     from core.curation.relocation import move
 
     moved = move(_ctx(rt, args.slug), rt, args.old, args.new)
-    follow = f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at it." if moved.gaps or moved.qa_cases else ""
-    print(f"Moved {len(moved.sources)} source(s) to '{args.new}'.{follow} Train to apply: python -m core train {args.slug}")
+    follow = (f" {moved.gaps} closed gap(s) and {moved.qa_cases} QA case(s) now point at it."
+              if moved.gaps or moved.qa_cases else "")
+    print(f"Moved {len(moved.sources)} source(s) to '{args.new}'.{follow} "
+          f"Train to apply: python -m core train {args.slug}")
     return 0
 
 
@@ -307,7 +322,8 @@ def _tree_commands(add) -> None:
     """The agent's verbs and the editor's operations on paths."""
     for name, func, help_ in (("browse", cmd_browse, "one level of the tree"),
                               ("read", cmd_read, "the text of a document or folder"),
-                              ("preview", cmd_preview, "exactly the text extracted from a source and how it is chunked"),
+                              ("preview", cmd_preview,
+                               "exactly the text extracted from a source and how it is chunked"),
                               ("star", cmd_star, "star a source (effective on the next answer)"),
                               ("unstar", cmd_star, "unstar a source (effective on the next answer)"),
                               ("rm", cmd_rm, "delete a source or folder (effective at once)")):

@@ -2,14 +2,10 @@
 editorial callback leaves for the next run of the page."""
 from __future__ import annotations
 
-from core.base.config import ConfigError
-from core.gaps.backlog import GapError
-from core.knowledge.sources import SourceError
-from core.tenancy.context import AuthError
+from core.base.errors import UserError
 from pages import common
 
 #: The errors of the backlog, the tree and the settings: their messages are written for the user.
-USER_ERRORS = (GapError, AuthError, SourceError, ConfigError)
 FLASH = "gaps_flash"
 
 _flash = common.Flash(FLASH)
@@ -21,6 +17,6 @@ def guarded(action):
     def run(*args):
         try:
             action(*args)
-        except USER_ERRORS as exc:
+        except UserError as exc:
             flash("error", str(exc))
     return run

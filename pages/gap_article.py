@@ -9,6 +9,7 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
+from core.base.errors import UserError
 from core.gaps.backlog import Gap
 from core.gaps.drafting import draft_article, skeleton
 from core.gaps.replay import replay_gap
@@ -16,7 +17,7 @@ from core.knowledge import sources
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages.display import md
-from pages.gap_actions import USER_ERRORS, flash, guarded
+from pages.gap_actions import flash, guarded
 
 PLACEHOLDER = "[[FALTA"
 
@@ -111,7 +112,7 @@ def write_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
                 rt.backlog.save_draft(ctx, gap.id, path, title, content)
                 source = sources.save(ctx, rt.store, path, title=title, content=content)
                 check(rt, ctx, gap, source.path, "write")
-            except USER_ERRORS as exc:
+            except UserError as exc:
                 st.error(str(exc))
     show_check(rt, ctx, gap, "write")
 
@@ -206,6 +207,6 @@ def existing_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
                      disabled=chosen is None, width="stretch"):
         try:
             check(rt, ctx, gap, chosen, "existing")
-        except USER_ERRORS as exc:
+        except UserError as exc:
             st.error(str(exc))
     show_check(rt, ctx, gap, "existing")

@@ -9,17 +9,15 @@ from __future__ import annotations
 
 import streamlit as st
 
+from core.base.errors import UserError
 from core.channels import conversations, handoff
-from core.channels.conversations import ConversationError
-from core.channels.handoff import HandoffError
 from core.runtime import Runtime
 from core.tenancy import settings as tenant_settings
-from core.tenancy.context import AuthError, TenantContext
+from core.tenancy.context import TenantContext
 from pages import common
 from pages.display import age_seconds, ago, md, stamp
 
 #: Errors whose message is written for the user: shown on the page, never as a traceback.
-USER_ERRORS = (HandoffError, AuthError, ConversationError)
 FILTERS = {"Open": "open", "Closed": "closed", "All": None}
 MAX_SHOWN = 50
 #: A delivery still pending after this many seconds was interrupted (its attempts take well under a minute).
@@ -72,7 +70,7 @@ def _send(rt: Runtime, ctx: TenantContext, handoff_id: int) -> None:
     text = st.session_state.get(reply_key(handoff_id), "")
     try:
         handoff.reply(ctx, rt.store, handoff_id, text)
-    except USER_ERRORS as exc:
+    except UserError as exc:
         item_flash(handoff_id).set("error", str(exc))
         # kept outside the widget: a box that is not drawn (a colleague closed the handoff) forgets its text
         st.session_state.setdefault(DRAFTS, {})[handoff_id] = text
@@ -85,7 +83,7 @@ def _send(rt: Runtime, ctx: TenantContext, handoff_id: int) -> None:
 def _close(rt: Runtime, ctx: TenantContext, handoff_id: int) -> None:
     try:
         handoff.close(ctx, rt.store, handoff_id)
-    except USER_ERRORS as exc:
+    except UserError as exc:
         item_flash(handoff_id).set("error", str(exc))
         return
     flash("success", f"Handoff #{handoff_id} closed. It is under **Closed** now; reopen it there if needed.")
@@ -94,7 +92,7 @@ def _close(rt: Runtime, ctx: TenantContext, handoff_id: int) -> None:
 def _reopen(rt: Runtime, ctx: TenantContext, handoff_id: int) -> None:
     try:
         handoff.reopen(ctx, rt.store, handoff_id)
-    except USER_ERRORS as exc:
+    except UserError as exc:
         item_flash(handoff_id).set("error", str(exc))
         return
     flash("success", f"Handoff #{handoff_id} reopened: it is back in the open queue.")
@@ -179,7 +177,7 @@ def webhook_state(rt: Runtime, ctx: TenantContext, item: dict) -> None:
         try:
             with st.spinner("Calling the webhook…"):
                 result = rt.notifier.deliver(ctx, item["id"])
-        except USER_ERRORS as exc:
+        except UserError as exc:
             st.error(str(exc))
             return
         message = {"delivered": ("success", "Webhook delivered."),

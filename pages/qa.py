@@ -11,15 +11,15 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core.channels.conversations import CHANNELS, ConversationError
+from core.base.errors import UserError
+from core.channels.conversations import CHANNELS
 from core.qa import cases as qa_cases, runs as qa_runs, suites as qa
 from core.runtime import Runtime
-from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
+from core.tenancy.context import SUPPORT_CHANNELS, TenantContext
 from pages import common
 from pages.display import stamp
 
 #: Errors whose message is written for the user: shown as is, never as a traceback.
-USER_ERRORS = (qa_cases.QaError, AuthError, ConversationError)
 EXPECT_LABELS = {"answered": "answered (optionally citing a source)", "abstains": "abstains",
                  "handoff": "hands off to a person", "card": "proposes a card (not built yet)"}
 MARK = {"PASS": "color: #188038; font-weight: bold", "FAIL": "color: #d93025; font-weight: bold"}
@@ -48,7 +48,7 @@ def create_form(rt: Runtime, ctx: TenantContext, can_edit: bool) -> None:
     if submitted:
         try:
             suite = qa.create_suite(ctx, rt.store, name)
-        except USER_ERRORS as exc:
+        except UserError as exc:
             st.error(str(exc))
             return
         st.session_state["qa_suite"] = suite.id
@@ -63,7 +63,7 @@ def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit: 
         if st.button("Rename", key=f"qa_do_rename_{suite.id}", disabled=not can_edit):
             try:
                 renamed = qa.rename_suite(ctx, rt.store, suite.id, st.session_state[f"qa_rename_{suite.id}"])
-            except USER_ERRORS as exc:
+            except UserError as exc:
                 st.error(str(exc))
             else:
                 flash("success", f"Suite renamed to '{renamed.name}'.")
@@ -75,7 +75,7 @@ def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit: 
                      disabled=not (can_edit and confirm)):
             try:
                 qa.delete_suite(ctx, rt.store, suite.id)
-            except USER_ERRORS as exc:
+            except UserError as exc:
                 st.error(str(exc))
             else:
                 st.session_state.pop("qa_suite", None)
@@ -100,7 +100,8 @@ def cases_table(cases: list[qa_cases.Case]) -> None:
                                 "Channel": st.column_config.TextColumn(width="small")})
 
 
-def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_cases.Case | None, can_edit: bool) -> None:
+def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_cases.Case | None,
+              can_edit: bool) -> None:
     """One form for a new case (``case`` None) or for editing one; keys carry the case so values refill."""
     ref = case.id if case else f"new_{suite.id}"
     with st.form(f"qa_case_form_{ref}"):
@@ -145,13 +146,14 @@ def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_c
             flash("success", f"Case #{case.id} deleted (its past results stay with their runs).")
         else:
             return
-    except USER_ERRORS as exc:
+    except UserError as exc:
         st.error(str(exc))
         return
     st.rerun()
 
 
-def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, cases: list[qa_cases.Case], can_edit: bool) -> None:
+def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, cases: list[qa_cases.Case],
+              can_edit: bool) -> None:
     if cases:
         cases_table(cases)
     else:
@@ -185,7 +187,7 @@ def import_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit:
                 report = qa.import_jsonl(ctx, rt.store, suite.id, text, replace=replace, create=False)
             except UnicodeDecodeError:
                 st.error("The file is not UTF-8 text; save it as UTF-8 JSONL and upload it again.")
-            except USER_ERRORS as exc:
+            except UserError as exc:
                 st.error(str(exc))
             else:
                 st.session_state.pop(f"qa_paste_{suite.id}", None)
@@ -211,7 +213,7 @@ def run_now(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite) -> None:
 
     try:
         run = qa_runs.run_suite(ctx, rt, suite.id, progress=progress)
-    except USER_ERRORS as exc:
+    except UserError as exc:
         bar.empty()
         st.error(str(exc))
         return

@@ -14,18 +14,16 @@ import pandas as pd
 import streamlit as st
 
 from core.agent.factory import make_agent
-from core.base.config import ConfigError
+from core.base.errors import UserError
 from core.channels import conversations
 from core.channels.conversations import CHANNELS, ConversationError
 from core.knowledge import sources
-from core.knowledge.sources import SourceError
 from core.runtime import Runtime
-from core.tenancy.context import AuthError, TenantContext
+from core.tenancy.context import TenantContext
 from pages import common
 from pages.display import md
 
 #: Errors whose message is written for the user: shown as is, never as a traceback.
-USER_ERRORS = (ConversationError, SourceError, AuthError, ConfigError)
 STATUS = {  # status -> (badge label, colour)
     "answered": ("Answered", "green"),
     "abstained": ("Refused: not covered", "orange"),
@@ -206,7 +204,7 @@ def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
             try:
                 source = sources.save(ctx, rt.store, path, title=title, content=answer, type="qa", replace=False,
                                       origin="sandbox")
-            except USER_ERRORS as exc:
+            except UserError as exc:
                 st.error(str(exc))
                 return
             saved = st.session_state[f"sbx_qa_saved_{key}"] = source.path
@@ -296,7 +294,7 @@ if prompt:
     try:
         with st.spinner("The agent is answering…"):
             turn = ask(rt, ctx, prompt)
-    except USER_ERRORS as exc:
+    except UserError as exc:
         st.error(str(exc))
     except Exception as exc:  # never a traceback on the page
         st.error(f"The turn failed: {exc.__class__.__name__}: {exc}")

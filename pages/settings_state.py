@@ -4,17 +4,13 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.base.config import ConfigError
-from core.gaps.model import GapError
+from core.base.errors import UserError
 from core.runtime import Runtime
 from core.tenancy import settings as tenant_settings
-from core.tenancy.context import AuthError, TenancyError, TenantContext
-from core.tenancy.members import MemberError
-from core.tenancy.settings import TenantSettingsError
+from core.tenancy.context import TenantContext
 from pages import common
 
 #: Errors whose messages are written for the admin: shown on the page, never as a traceback.
-USER_ERRORS = (TenantSettingsError, MemberError, TenancyError, AuthError, GapError, ConfigError)
 PREFIX = "set_"
 FLASH = "settings_flash"
 
@@ -50,7 +46,7 @@ def attempt(action, *args, **kwargs) -> bool:
     """Run a change; a user error is shown where the admin is, never as a traceback. False on error."""
     try:
         action(*args, **kwargs)
-    except USER_ERRORS as exc:
+    except UserError as exc:
         st.error(str(exc))
         return False
     return True

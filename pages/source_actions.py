@@ -4,14 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.knowledge.extract import ExtractionError
-from core.knowledge.sources import SourceError
+from core.base.errors import UserError
 from core.runtime import Runtime
 from core.tenancy.context import AuthError, TenantContext
 from pages import common
 
 #: Errors whose message is written for the user: shown with st.error, never as a traceback.
-USER_ERRORS = (SourceError, ExtractionError, AuthError)
 FLASH, SELECTED = "src_flash", "src_selected"
 
 _flash = common.Flash(FLASH)
@@ -25,7 +23,7 @@ def guarded(action):
             if not ctx.can("editor"):
                 raise AuthError(f"Your role ({ctx.role}) cannot change sources; ask an editor or an admin.")
             action(rt, ctx, *args)
-        except USER_ERRORS as exc:
+        except UserError as exc:
             flash("error", str(exc))
     return run
 

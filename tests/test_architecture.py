@@ -419,7 +419,8 @@ def created_tables(text: str) -> set[str]:
         if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
             continue
         func = node.func
-        if func.attr == "create_table" and _db_like(func.value) and node.args and isinstance(node.args[0], ast.Constant):
+        if (func.attr == "create_table" and _db_like(func.value) and node.args
+                and isinstance(node.args[0], ast.Constant)):
             out.add(node.args[0].value)
         elif (func.attr == "create" and isinstance(func.value, ast.Subscript) and _db_like(func.value.value)
               and isinstance(func.value.slice, ast.Constant) and isinstance(func.value.slice.value, str)):
@@ -448,7 +449,8 @@ def duplicate_dict_keys(text: str, name: str) -> list[str]:
     """Keys repeated in the dict literal assigned to ``name`` (Python keeps the last one silently)."""
     out = []
     for node in ast.walk(ast.parse(text)):
-        target = node.targets[0] if isinstance(node, ast.Assign) else node.target if isinstance(node, ast.AnnAssign) else None
+        target = (node.targets[0] if isinstance(node, ast.Assign)
+                  else node.target if isinstance(node, ast.AnnAssign) else None)
         if isinstance(target, ast.Name) and target.id == name and isinstance(node.value, ast.Dict):
             keys = [k.value for k in node.value.keys if isinstance(k, ast.Constant)]
             out += sorted({k for k in keys if keys.count(k) > 1})
@@ -477,8 +479,9 @@ def test_only_the_owning_module_touches_a_table():
 
 def test_ownership_checker_reports_foreign_sql_and_sqlite_utils_calls():
     """Negative control: every way of naming another module's table is reported, with line and owner."""
-    owners = {"gaps": "core/gaps/backlog.py", "handoffs": "core/channels/handoff.py", "sources": "core/knowledge/sources.py",
-              "turns": "core/channels/conversations.py", "chunks": "core/knowledge/training.py"}
+    owners = {"gaps": "core/gaps/backlog.py", "handoffs": "core/channels/handoff.py",
+              "sources": "core/knowledge/sources.py", "turns": "core/channels/conversations.py",
+              "chunks": "core/knowledge/training.py"}
     foreign = (
         'db.execute("UPDATE handoffs SET gap_id = ? WHERE tenant_id = ?", [1])\n'  # 1
         'rows = store.query(f"SELECT {cols} FROM gaps WHERE tenant_id = ? {where}")\n'  # 2

@@ -15,7 +15,8 @@ def too_long(source: str, name: str, max_lines: int = MAX_FUNCTION_LINES) -> lis
     """Functions of ``source`` longer than ``max_lines`` (from ``def`` to their last line)."""
     return [f"{name}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
             for node in ast.walk(ast.parse(source))
-            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and node.end_lineno - node.lineno + 1 > max_lines]
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+            and node.end_lineno - node.lineno + 1 > max_lines]
 
 
 def modules() -> list[Path]:

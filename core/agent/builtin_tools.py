@@ -19,7 +19,8 @@ SEARCH = ToolSpec(
     "[[cite:ID]], its source path, title, type and training date. A Q&A passage may carry phrasings_agree "
     f"(0-1): how sure the business's own phrasings of that answer make it that this is the answer asked for; "
     f"under {SURE} it is not, however similar. Use the customer's words; one topic per call.",
-    {"type": "object", "properties": {"query": {"type": "string", "description": "what to look for"}}, "required": ["query"]},
+    {"type": "object", "properties": {"query": {"type": "string", "description": "what to look for"}},
+     "required": ["query"]},
 )
 BROWSE = ToolSpec(
     "browse",
@@ -87,17 +88,18 @@ def search_trace(found: SearchResult) -> dict:
 def _defused(env: ToolEnv, text: str) -> str:
     clean, removed = defuse(text)
     if removed:
-        env.evidence.calls.append({"tool": "injection_guard", "arguments": {}, "status": "removed", "ids": [], "removed": removed})
+        env.evidence.calls.append({"tool": "injection_guard", "arguments": {}, "status": "removed", "ids": [],
+                                   "removed": removed})
     return clean
 
 def search(env: ToolEnv, query: str) -> dict:
     if not query.strip():
-        return {"status": "error", "message": "search_knowledge needs a non-empty 'query'. Pass the customer's question."}
+        return {"status": "error",
+                "message": "search_knowledge needs a non-empty 'query'. Pass the customer's question."}
     found = env.services.retriever.search(env.ctx, query, env.history)
-    results = []
+    results, texts = [], {}
     for hit in found.hits:
-        text = _defused(env, hit.text)
-        env.evidence.texts[hit.chunk_id] = text
+        text = texts[hit.chunk_id] = _defused(env, hit.text)
         env.evidence.hits.append(candidate(hit, True))
         results.append({"id": hit.chunk_id, "source": hit.path, "title": hit.title, "type": hit.type,
                         "starred": hit.starred, "language": hit.language, "trained_at": hit.trained_at,
@@ -113,7 +115,8 @@ def search(env: ToolEnv, query: str) -> dict:
                 "No trained source matches this well enough. Do not answer from memory: try other words, browse the "
                 "tree, or tell the customer the material does not cover it."}
     return {"status": "found", "query": found.rewritten, "language": found.language, "results": results,
-            "_ids": [r["id"] for r in results], "_trace": trace}
+            "_ids": [r["id"] for r in results], "_texts": texts, "_trace": trace}
+
 
 def browse(env: ToolEnv, path: str) -> dict:
     result = env.services.knowledge.browse(env.ctx, path)
@@ -122,8 +125,10 @@ def browse(env: ToolEnv, path: str) -> dict:
     ids = [c["path"] for c in result.children]
     env.evidence.other_ids.update(ids)
     return {"status": "found", "path": result.path, "kind": result.kind, "message": result.message,
-            "children": [{k: c[k] for k in ("name", "path", "kind", "description", "weight") if k in c} for c in result.children],
+            "children": [{k: c[k] for k in ("name", "path", "kind", "description", "weight") if k in c}
+                         for c in result.children],
             "citable": False, "_ids": ids}
+
 
 def read(env: ToolEnv, path: str) -> dict:
     if not path.strip():
@@ -131,17 +136,18 @@ def read(env: ToolEnv, path: str) -> dict:
     result = env.services.knowledge.read(env.ctx, path)
     if not result.found:
         return {"status": "empty", "message": result.message, "paths_at_this_depth": result.suggestions, "_ids": []}
-    passages = []
+    passages, texts = [], {}
     for doc in result.documents:
         for chunk in doc["chunks"]:
-            text = _defused(env, chunk["text"])
-            env.evidence.texts[chunk["chunk_id"]] = text
+            text = texts[chunk["chunk_id"]] = _defused(env, chunk["text"])
             passages.append({"id": chunk["chunk_id"], "source": doc["path"], "title": doc["title"], "type": doc["type"],
                              "trained_at": doc["trained_at"], "text": text})
     env.evidence.other_ids.update(o["path"] for o in result.omitted)
     status = "found" if passages else "empty"
     return {"status": status, "path": result.path, "kind": result.kind, "passages": passages,
-            "left_out": result.omitted, "message": result.message, "_ids": [p["id"] for p in passages]}
+            "left_out": result.omitted, "message": result.message, "_ids": [p["id"] for p in passages],
+            "_texts": texts}
+
 
 def clarify(env: ToolEnv, questions) -> dict:
     if not isinstance(questions, list) or not questions:
@@ -150,9 +156,11 @@ def clarify(env: ToolEnv, questions) -> dict:
         not isinstance(q, dict) or not str(q.get("question", "")).strip() or not isinstance(q.get("options"), list)
         or not 2 <= len(q["options"]) <= MAX_CLARIFY_OPTIONS for q in questions
     ):
-        return {"status": "error", "message": f"clarify takes at most {MAX_CLARIFY_QUESTIONS} questions, each with 2 to "
+        return {"status": "error",
+                "message": f"clarify takes at most {MAX_CLARIFY_QUESTIONS} questions, each with 2 to "
                 f"{MAX_CLARIFY_OPTIONS} options. Shorten it, or answer directly if the question is simple."}
-    env.evidence.clarify = [{"question": str(q["question"]).strip(), "options": [str(o) for o in q["options"]]} for q in questions]
+    env.evidence.clarify = [{"question": str(q["question"]).strip(), "options": [str(o) for o in q["options"]]}
+                            for q in questions]
     return {"status": "found", "message": "The questions will be shown to the customer; your turn ends here."}
 
 def handoff(env: ToolEnv, reason: str) -> dict:
@@ -181,7 +189,8 @@ SEARCH_TOOL = _tool(SEARCH, ToolKind.KNOWLEDGE, lambda env, args: search(env, st
 BROWSE_TOOL = _tool(BROWSE, ToolKind.KNOWLEDGE, lambda env, args: browse(env, str(args.get("path", "") or "")))
 READ_TOOL = _tool(READ, ToolKind.KNOWLEDGE, lambda env, args: read(env, str(args.get("path", ""))))
 CLARIFY_TOOL = _tool(CLARIFY, ToolKind.UI, lambda env, args: clarify(env, args.get("questions")))
-HANDOFF_TOOL = Tool("handoff", HANDOFF_NOTE, {}, ToolKind.UI, lambda env, args: handoff(env, str(args.get("reason", ""))),
+HANDOFF_TOOL = Tool("handoff", HANDOFF_NOTE, {}, ToolKind.UI,
+                    lambda env, args: handoff(env, str(args.get("reason", ""))),
                     offered=lambda env: bool(env.reasons), tailored=lambda env: handoff_spec(env.reasons))
 SECTION_TOOL = Tool("show_section", SECTION_NOTE, {}, ToolKind.UI,
                     lambda env, args: show_section(env, str(args.get("id", ""))),

@@ -15,7 +15,8 @@ _PATTERNS = [
     r"\byou are now\b|\bact as\b|\bsystem prompt\b|\bfrom now on,? (you|always)\b",
     # es
     r"\b(ignora|ignore|olvida|olvide|omite|omita|desobedece)\b.{0,40}\b(reglas|instrucciones|normas|indicaciones)\b",
-    r"\b(di|dile|diles|decid|diga|dígale|responde|contesta)\b.{0,20}\b(al|a los|a la)\s+(cliente|usuario|visitante)s?\b",
+    r"\b(di|dile|diles|decid|diga|dígale|responde|contesta)\b.{0,20}"
+    r"\b(al|a los|a la)\s+(cliente|usuario|visitante)s?\b",
     r"\ba partir de ahora (eres|responde|di)\b|\bahora eres\b",
     # pt
     r"\b(ignora|ignore|esqueça|esquece|desconsidere)\b.{0,40}\b(regras|instruções|instrucoes|orientações)\b",

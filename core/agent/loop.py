@@ -51,7 +51,8 @@ class Agent:
         started = self.clock()
         language = detect(question)
         evidence = TurnEvidence()
-        evidence.texts.update({cid: c.text for cid, c in self.services.index.chunks(ctx, list(dialogue.evidence_ids)).items()})
+        evidence.texts.update({cid: c.text
+                               for cid, c in self.services.index.chunks(ctx, list(dialogue.evidence_ids)).items()})
         env = ToolEnv(ctx, self.services, list(dialogue.history), evidence, reasons=dict(settings.handoff_reasons),
                       sections=dict(settings.sections))
         trace = TurnTrace(dialogue.channel, language, tools=evidence.calls, hits=evidence.hits)
@@ -80,17 +81,19 @@ class Agent:
                 text = self._run_rounds(system, messages, env, trace, started, cancelled, emit)
                 if evidence.clarify is not None:
                     return Status.CLARIFY, text, False, None, verdict
-                verdict = check(text, Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live)),
+                verdict = check(text,
+                                Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live)),
                                 prompts.exempt_sentences())
                 trace.gate.append({"round": attempt, "ok": verdict.ok, "claims": [
-                    {"claim": v.claim.text, "citations": list(v.claim.citations), "verdict": v.verdict, "detail": v.detail,
-                     "support": round(v.support, 3)} for v in verdict.claims]})
+                    {"claim": v.claim.text, "citations": list(v.claim.citations), "verdict": v.verdict,
+                     "detail": v.detail, "support": round(v.support, 3)} for v in verdict.claims]})
                 if verdict.ok:
                     return Status.ANSWERED, text, False, None, verdict
                 if evidence.handoff:  # a person takes over: the fixed handoff message replaces it, no revision
                     break
                 if attempt == 0:
-                    messages += [Message("assistant", text), Message("user", prompts.revision_request(verdict.feedback()))]
+                    messages += [Message("assistant", text),
+                                 Message("user", prompts.revision_request(verdict.feedback()))]
         except TransportError as exc:
             return status, text, False, (Fault.PROVIDER_UNAVAILABLE, f"provider unavailable: {exc}"), verdict
         except TimeoutError:
@@ -150,13 +153,14 @@ class Agent:
                       cancelled: Callable[[], bool], emit: Callable[[str, dict], None]) -> Reply:
         asked = time.perf_counter()
 
-        def call(specs=self.tools.specs(env)) -> Reply:
+        def call(specs=self.tools.specs(env)) -> Reply:  # noqa: B008 - specs built now, in the turn's thread
             return self.provider.complete(system, messages, specs, max_tokens=1024, timeout=timeout)
 
         reply = cancellable_call(call, cancelled, getattr(self.provider, "abort", lambda: None))
         trace.provider_ms += int((time.perf_counter() - asked) * 1000)
         if not trace.rounds or trace.rounds[-1]["provider"] != reply.provider:  # first, and on failover
-            emit("provider", {"name": reply.provider or self.provider.name, "model": reply.model or self.provider.model})
+            emit("provider", {"name": reply.provider or self.provider.name,
+                              "model": reply.model or self.provider.model})
         trace.input_tokens += reply.usage.input_tokens
         trace.output_tokens += reply.usage.output_tokens
         trace.rounds.append({"provider": reply.provider, "model": reply.model, "tool_calls": [

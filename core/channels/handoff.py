@@ -33,8 +33,8 @@ def create(ctx: TenantContext, store: Store, conversation_id: str, reason: str, 
     webhook = "pending" if tenant_settings.get(ctx, store).handoff_webhook_url else "none"
     with store.write() as db:
         handoff_id = db.execute(
-            "INSERT INTO handoffs (tenant_id, conversation_id, reason, status, created_at, transcript, gap_id, webhook_status) "
-            "VALUES (?,?,?,?,?,?,?,?)",
+            "INSERT INTO handoffs (tenant_id, conversation_id, reason, status, created_at, transcript, gap_id, "
+            "webhook_status) VALUES (?,?,?,?,?,?,?,?)",
             [ctx.tenant_id, conversation_id, reason, "open", store.clock.stamp(),
              json.dumps(transcript, ensure_ascii=False, default=str), gap_id, webhook],
         ).lastrowid
@@ -115,7 +115,8 @@ def reopen(ctx: TenantContext, store: Store, handoff_id: int) -> dict:
     _require_staff(ctx)
     with store.write() as db:
         require(ctx, store, handoff_id)
-        db.execute("UPDATE handoffs SET status = 'open', closed_at = NULL, closed_by = NULL WHERE tenant_id = ? AND id = ?",
+        db.execute("UPDATE handoffs SET status = 'open', closed_at = NULL, closed_by = NULL "
+                   "WHERE tenant_id = ? AND id = ?",
                    [ctx.tenant_id, handoff_id])
     return require(ctx, store, handoff_id)
 
@@ -124,14 +125,15 @@ def record_delivery(ctx: TenantContext, store: Store, handoff_id: int, status: s
                     error: str | None = None) -> None:
     """The outcome of calling the tenant's webhook for this handoff (the inbox shows failures)."""
     with store.write() as db:
-        db.execute("UPDATE handoffs SET webhook_status = ?, webhook_attempts = webhook_attempts + ?, webhook_error = ?, "
-                   "webhook_at = ? WHERE tenant_id = ? AND id = ?",
+        db.execute("UPDATE handoffs SET webhook_status = ?, webhook_attempts = webhook_attempts + ?, "
+                   "webhook_error = ?, webhook_at = ? WHERE tenant_id = ? AND id = ?",
                    [status, attempts, error, store.clock.stamp(), ctx.tenant_id, handoff_id])
 
 
 def replies_for(ctx: TenantContext, store: Store, conversation_id: str, after: int = 0) -> list[dict]:
     """Staff replies in one conversation, for the customer's widget: numbered 1, 2, … across its handoffs in
-    the order they were written, those after ``after``. Another tenant's or another customer's conversation answers as a missing one."""
+    the order they were written, those after ``after``. Another tenant's or another customer's conversation
+    answers as a missing one."""
     convo = conversations.get(ctx, store, conversation_id)
     if convo is None or (convo.customer_id or None) != (ctx.customer_id or None):
         raise HandoffError(f"No conversation '{conversation_id}'.")

@@ -2,8 +2,9 @@
 retries; the outcome is written on the handoff so the inbox shows failed deliveries (and can retry them).
 
 The body is JSON ``{"event": "handoff.created", "tenant", "handoff": {id, reason, conversation_id, created_at,
-gap_id, channel, customer_id, transcript: [{at, question, status, answer, citations}]}}``. ``X-Cobertura-Signature: sha256=<hex>`` is the HMAC-SHA256 of the raw body with the
-tenant's secret (Settings → Website widget), so the receiver can check the call is ours.
+gap_id, channel, customer_id, transcript: [{at, question, status, answer, citations}]}}``.
+``X-Cobertura-Signature: sha256=<hex>`` is the HMAC-SHA256 of the raw body with the tenant's secret
+(Settings → Website widget), so the receiver can check the call is ours.
 """
 from __future__ import annotations
 
@@ -40,8 +41,9 @@ class Notifier:
     The HTTP client, the delays and the sleep are constructor arguments so tests run without sockets or waits;
     ``background=False`` delivers in the caller's thread."""
 
-    def __init__(self, store: Store, *, client: httpx.Client | None = None, retry_delays: Sequence[float] = RETRY_DELAYS,
-                 sleep: Callable[[float], None] = time.sleep, background: bool = True):
+    def __init__(self, store: Store, *, client: httpx.Client | None = None,
+                 retry_delays: Sequence[float] = RETRY_DELAYS, sleep: Callable[[float], None] = time.sleep,
+                 background: bool = True):
         self.store, self.retry_delays, self.sleep = store, tuple(retry_delays), sleep
         self.client = client or httpx.Client(timeout=TIMEOUT_SECONDS, follow_redirects=False)
         self.executor = ThreadPoolExecutor(max_workers=2, thread_name_prefix="webhook") if background else None
@@ -82,7 +84,8 @@ class Notifier:
                    "X-Cobertura-Event": "handoff.created", "X-Cobertura-Delivery": uuid.uuid4().hex}
         secret = site_keys.webhook_secret(ctx, self.store)
         if not secret:  # never send an unsigned call: the receiver could not tell it from a forgery
-            error = "not sent: the tenant has no signing secret yet; an admin opens Settings → Website widget to create it"
+            error = ("not sent: the tenant has no signing secret yet; "
+                     "an admin opens Settings → Website widget to create it")
             handoff.record_delivery(ctx, self.store, handoff_id, "failed", 0, error)
             return "failed"
         headers["X-Cobertura-Signature"] = signature(secret, body)

@@ -17,7 +17,6 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from typing import Callable
 
@@ -25,7 +24,7 @@ import numpy as np
 
 from core.base.store import Store
 from core.gaps import pii
-from core.gaps.matching import GapTuning, best_match, words
+from core.gaps.matching import GapTuning, StoredVariants, best_match, words
 from core.gaps.model import Gap, GapError, gap_of_row, gaps_csv, require_editor, stamp, topic_label
 from core.gaps.reshaping import Reshaping
 from core.knowledge import sources as sources_mod
@@ -43,36 +42,17 @@ DEFAULT_RETENTION_DAYS = 30
 PURGE_EVERY_SECONDS = 3600
 
 
-@dataclass
-class _Variants:
-    """One tenant's stored variants, in memory, valid while the tenant's backlog version is unchanged."""
-
-    version: int
-    ids: list[int] = field(default_factory=list)
-    gap_ids: list[int] = field(default_factory=list)
-    words: list[list[str] | None] = field(default_factory=list)
-    languages: list[str] = field(default_factory=list)
-    matrix: np.ndarray | None = None
-
-    def append(self, variant_id: int, gap_id: int, vector: np.ndarray, ws: list[str], language: str) -> None:
-        self.ids.append(variant_id)
-        self.gap_ids.append(gap_id)
-        self.words.append(ws)
-        self.languages.append(language)
-        row = vector[None, :].astype(np.float32)
-        self.matrix = row if self.matrix is None else np.vstack([self.matrix, row])
-
-
 class Backlog(Reshaping):
     """The backlog of one process: the store, the embedder that merges variants, a clock."""
 
-    def __init__(self, store: Store, embedder: Embedder, tuning: GapTuning = GapTuning(),
+    def __init__(self, store: Store, embedder: Embedder,
+                 tuning: GapTuning = GapTuning(),  # noqa: B008 - frozen dataclass: one shared default is safe
                  clock: Callable[[], datetime] | None = None):
         self.store, self.embedder, self.tuning = store, embedder, tuning
         self.clock = clock or store.clock.now  # the runtime's one clock unless a test passes its own
         #: called as (ctx, merged gap id, target gap id) inside a merge's transaction
         self.on_merge: list[Callable[[TenantContext, int, int], None]] = []
-        self._cache: dict[int, _Variants] = {}
+        self._cache: dict[int, StoredVariants] = {}
         self._lock = threading.RLock()
         self._purged_at: dict[int, float] = {}
 
@@ -109,7 +89,8 @@ class Backlog(Reshaping):
                 gap_id = match.gap_id
                 gap = self.get(ctx, gap_id)
                 if gap is not None and gap.status == "closed":
-                    db.execute("UPDATE gaps SET status = 'reopened' WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, gap_id])
+                    db.execute("UPDATE gaps SET status = 'reopened' WHERE tenant_id = ? AND id = ?",
+                               [ctx.tenant_id, gap_id])
                     self._history(ctx, gap_id, "reopened", "agent", article=gap.article_path, sample=masked,
                                   detail={"similarity": round(match.similarity, 3), "channel": channel})
             self._count(ctx, gap_id, language, channel, now)
@@ -125,7 +106,8 @@ class Backlog(Reshaping):
         return gap_id
 
     def _count(self, ctx: TenantContext, gap_id: int, language: str, channel: str, now: str) -> None:
-        row = self.store.query("SELECT languages, channels FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, gap_id])[0]
+        row = self.store.query("SELECT languages, channels FROM gaps WHERE tenant_id = ? AND id = ?",
+                               [ctx.tenant_id, gap_id])[0]
         languages = sorted(set(json.loads(row["languages"])) | {language})
         channels = sorted(set(json.loads(row["channels"])) | {channel})
         self.store.db.execute(
@@ -133,12 +115,12 @@ class Backlog(Reshaping):
             "WHERE tenant_id = ? AND id = ?",
             [now, json.dumps(languages), json.dumps(channels), ctx.tenant_id, gap_id])
 
-    def _variants(self, ctx: TenantContext) -> _Variants:
+    def _variants(self, ctx: TenantContext) -> StoredVariants:
         version = self._version(ctx)
         cached = self._cache.get(ctx.tenant_id)
         if cached is not None and cached.version == version:
             return cached
-        fresh = _Variants(version)
+        fresh = StoredVariants(version)
         vectors = []
         for row in self.store.db.execute(
                 "SELECT id, gap_id, words, language, vector FROM gap_variants WHERE tenant_id = ? ORDER BY id",
@@ -225,7 +207,8 @@ class Backlog(Reshaping):
             params.append(status)
         sort = "last_seen DESC, id DESC" if order == "recent" else "count DESC, last_seen DESC, id DESC"
         gaps = [gap_of_row(row) for row in self.store.query(f"{sql} ORDER BY {sort}", params)]
-        return [g for g in gaps if (language is None or language in g.languages) and (channel is None or channel in g.channels)]
+        return [g for g in gaps
+                if (language is None or language in g.languages) and (channel is None or channel in g.channels)]
 
     def get(self, ctx: TenantContext, gap_id: int) -> Gap | None:
         rows = self.store.query("SELECT * FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, int(gap_id)])
@@ -259,7 +242,8 @@ class Backlog(Reshaping):
             "WHERE tenant_id = ? AND at >= ? GROUP BY day, language, channel ORDER BY day", [ctx.tenant_id, since])
 
     def export_csv(self, ctx: TenantContext) -> str:
-        latest = {gap.id: next((s["sample"] for s in self.samples(ctx, gap.id) if s["sample"]), "") for gap in self.gaps(ctx)}
+        latest = {gap.id: next((s["sample"] for s in self.samples(ctx, gap.id) if s["sample"]), "")
+                  for gap in self.gaps(ctx)}
         return gaps_csv(self.gaps(ctx), latest)
 
     # -- editorial actions ---------------------------------------------------------------------------
@@ -269,7 +253,8 @@ class Backlog(Reshaping):
         gap = self.require(ctx, gap_id)
         path = sources_mod.normalize_path(article_path)
         if sources_mod.get(ctx, self.store, path) is None:
-            raise GapError(f"No source '{path}' in this tenant: publish the article first, then close the gap with its path.")
+            raise GapError(f"No source '{path}' in this tenant: "
+                           "publish the article first, then close the gap with its path.")
         if gap.status == "closed":
             raise GapError(f"Gap {gap.id} is already closed with '{gap.article_path}'.")
         now = stamp(self.clock)
@@ -297,7 +282,8 @@ class Backlog(Reshaping):
 
     def draft(self, ctx: TenantContext, gap_id: int) -> dict | None:
         """The article being written for this gap (path, title, content), if an editor saved one."""
-        rows = self.store.query("SELECT draft_path, draft_title, draft_content FROM gaps WHERE tenant_id = ? AND id = ?",
+        rows = self.store.query("SELECT draft_path, draft_title, draft_content FROM gaps "
+                                "WHERE tenant_id = ? AND id = ?",
                                 [ctx.tenant_id, int(gap_id)])
         if not rows or rows[0]["draft_content"] is None:
             return None
@@ -308,7 +294,8 @@ class Backlog(Reshaping):
         require_editor(ctx)
         gap = self.require(ctx, gap_id)
         with self.store.write() as db:
-            db.execute("UPDATE gaps SET draft_path = ?, draft_title = ?, draft_content = ? WHERE tenant_id = ? AND id = ?",
+            db.execute("UPDATE gaps SET draft_path = ?, draft_title = ?, draft_content = ? "
+                       "WHERE tenant_id = ? AND id = ?",
                        [path, title, content, ctx.tenant_id, gap.id])
         return {"path": path, "title": title, "content": content}
 
@@ -346,10 +333,12 @@ class Backlog(Reshaping):
     def purge(self, ctx: TenantContext) -> int:
         """Delete this tenant's samples older than its retention; the entries and counts stay."""
         self._purged_at[ctx.tenant_id] = time.monotonic()
-        cutoff = (self.clock() - timedelta(days=self.retention_days(ctx))).astimezone(timezone.utc).isoformat(timespec="seconds")
+        cutoff = ((self.clock() - timedelta(days=self.retention_days(ctx)))
+                  .astimezone(timezone.utc).isoformat(timespec="seconds"))
         with self._lock, self.store.write() as db:
             purged = db.execute(
-                "UPDATE gap_variants SET sample = NULL, words = NULL WHERE tenant_id = ? AND at < ? AND sample IS NOT NULL",
+                "UPDATE gap_variants SET sample = NULL, words = NULL "
+                "WHERE tenant_id = ? AND at < ? AND sample IS NOT NULL",
                 [ctx.tenant_id, cutoff]).rowcount
             db.execute("UPDATE gap_history SET sample = NULL WHERE tenant_id = ? AND at < ? AND sample IS NOT NULL",
                        [ctx.tenant_id, cutoff])
@@ -374,13 +363,10 @@ class Backlog(Reshaping):
             ctx = local_operator(self.store, slug, "migration")
             for row in self.store.query("SELECT * FROM gap_events WHERE tenant_id = ? ORDER BY id", [ctx.tenant_id]):
                 at = datetime.fromisoformat(row["at"])
-                clock, self.clock = self.clock, (lambda at=at: at)
-                try:
-                    reason = row["reason"] if row["reason"] in UNCOVERED_REASONS else "not_covered"
-                    if self.record(ctx, row["question"], row["language"], row["channel"], row["conversation_id"], reason):
-                        moved += 1
-                finally:
-                    self.clock = clock
+                then = Backlog(self.store, self.embedder, self.tuning, clock=lambda at=at: at)  # recorded as of then
+                reason = row["reason"] if row["reason"] in UNCOVERED_REASONS else "not_covered"
+                if then.record(ctx, row["question"], row["language"], row["channel"], row["conversation_id"], reason):
+                    moved += 1
                 with self.store.write() as db:
                     db.execute("DELETE FROM gap_events WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, row["id"]])
         return moved

@@ -21,7 +21,8 @@ MAX_SAMPLES = 12
 FACT = "[[FALTA: …]]"
 
 _SKELETON = {
-    "es": ("Preguntas de clientes que este artículo debe responder:", "Respuesta (escríbela aquí con los datos exactos):"),
+    "es": ("Preguntas de clientes que este artículo debe responder:",
+           "Respuesta (escríbela aquí con los datos exactos):"),
     "pt": ("Perguntas de clientes que este artigo deve responder:", "Resposta (escreva aqui com os dados exatos):"),
     "en": ("Customer questions this article must answer:", "Answer (write it here with the exact facts):"),
 }
@@ -59,7 +60,8 @@ def draft_article(ctx: TenantContext, rt: Runtime, gap_id: int, provider: Provid
         return draft
     prompt = "Customer questions:\n" + "\n".join(f"- {s}" for s in samples[:MAX_SAMPLES])
     try:
-        reply = provider.complete(_SYSTEM, [Message("user", prompt)], [], max_tokens=900, timeout=rt.settings.llm_timeout)
+        reply = provider.complete(_SYSTEM, [Message("user", prompt)], [], max_tokens=900,
+                                  timeout=rt.settings.llm_timeout)
     except TransportError:
         return draft  # the template still lets the editor start; the failure is not the editor's problem
     text = (reply.text or "").strip()

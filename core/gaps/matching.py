@@ -18,7 +18,7 @@ Thresholds were chosen on the dev splits (``python -m bench gaps --split dev``);
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -106,3 +106,23 @@ def best_match(vector: np.ndarray, question_words: list[str], language: str, mat
             continue
         return Candidate(int(variant_ids[row]), int(gap_ids[row]), similarity)
     return None
+
+
+@dataclass
+class StoredVariants:
+    """One tenant's stored variants, in memory, valid while the tenant's backlog version is unchanged."""
+
+    version: int
+    ids: list[int] = field(default_factory=list)
+    gap_ids: list[int] = field(default_factory=list)
+    words: list[list[str] | None] = field(default_factory=list)
+    languages: list[str] = field(default_factory=list)
+    matrix: np.ndarray | None = None
+
+    def append(self, variant_id: int, gap_id: int, vector: np.ndarray, ws: list[str], language: str) -> None:
+        self.ids.append(variant_id)
+        self.gap_ids.append(gap_id)
+        self.words.append(ws)
+        self.languages.append(language)
+        row = vector[None, :].astype(np.float32)
+        self.matrix = row if self.matrix is None else np.vstack([self.matrix, row])

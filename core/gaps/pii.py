@@ -50,10 +50,13 @@ import re
 import threading
 from dataclasses import dataclass
 
+from core.gaps.pii_names import NOT_NAMES, PARTICLES, WORD_RE, person_spans
+
 PLACEHOLDER_OF = {"EMAIL": "<EMAIL>", "PHONE": "<PHONE>", "CARD": "<CARD>", "IBAN": "<IBAN>", "ID": "<ID>",
                   "URL": "<URL>", "IP": "<IP>", "PERSON": "<PERSON>"}
 KIND_OF = {"EMAIL_ADDRESS": "EMAIL", "PHONE_NUMBER": "PHONE", "CREDIT_CARD": "CARD", "IBAN_CODE": "IBAN",
-           "ES_NIF": "ID", "ES_NIE": "ID", "BR_CPF": "ID", "BR_CNPJ": "ID", "US_SSN": "ID", "ID": "ID", "LONG_NUMBER": "ID",
+           "ES_NIF": "ID", "ES_NIE": "ID", "BR_CPF": "ID", "BR_CNPJ": "ID", "US_SSN": "ID", "ID": "ID",
+           "LONG_NUMBER": "ID",
            "URL": "URL", "IP_ADDRESS": "IP", "PERSON": "PERSON"}
 PHONE_REGIONS = ("ES", "PT", "BR", "US", "GB", "MX")
 MIN_SCORE = 0.3  # below this a pattern hit is too weak to mask on its own (presidio's "very weak" SSN shapes)
@@ -142,69 +145,6 @@ def _url_is_personal(url: str) -> bool:
 
 
 LOOSE_EMAIL_RE = re.compile(r"(?<![\w.+-])[\w.+-]*\w@ ?\w[\w-]*(?:\.[\w-]+)*\w")  # "ana@ x.es", "ana@host"
-WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
-PARTICLES = {"de", "del", "la", "las", "los", "da", "do", "das", "dos", "van", "von", "der", "di", "du", "le"}
-RELATIVES = (r"(?:my|mi|mis|meu|minha) (?:son|daughter|kid|child|wife|husband|partner|mother|mom|father|dad|brother|"
-             r"sister|hij[oa]|niñ[oa]|espos[oa]|marido|mujer|pareja|madre|padre|herman[oa]|novi[oa]|filh[oa]|"
-             r"mulher|mãe|pai|irmã|irmão|namorad[oa])")
-INTRO_CUES = (r"me llamo|mi nombre es|le habla|te habla|les habla|soy|meu nome é|meu nome e|me chamo|chamo-me|"
-              r"eu sou|sou|aqui é|aqui fala|my name is|my name's|i am|i'm|i’m|call me|name is|nombre es|nome é|"
-              r"se llama|se chama|a nombre de|en nombre de|de parte de|"
-              r"em nome de|in the name of|on behalf of|(?:remitido|emitido|atendido|firmado|enviado|signed|sent) "
-              r"(?:por|by):?|" + RELATIVES)
-SIGNOFF_CUES = (r"saludos|un saludo|atentamente|cordialmente|gracias|muchas gracias|mil gracias|un abrazo|besos|"
-                r"obrigad[oa]|muito obrigad[oa]|atenciosamente|cumprimentos|abraços?|att|thanks|thank you|"
-                r"many thanks|regards|best regards|kind regards|warm regards|best wishes|cheers|best|sincerely")
-GREETING_CUES = (r"hola|buenas|buenos días|estimad[oa]s?|querid[oa]|olá|oi|bom dia|boa tarde|prezad[oa]|car[oa]|"
-                 r"hi|hello|hey|dear|good morning|good afternoon")
-TITLE_CUES = r"sra\.ª|sr|sra|srta|dr|dra|dña|doña|don|mr|mrs|ms|miss|prof|senhor|senhora|doctora?|doutora?"
-LABEL_CUES = (r"nombre(?: completo| y apellidos)?|apellidos?|nome(?: completo)?|sobrenome|(?:full |first |last )?name|"
-              r"surname|titular|paciente|patient|m[eé]dico|enfermer[oa]|responsable cl[ií]nico|contacto|contact")
-PERSON_CUE_RE = re.compile(
-    rf"(?i)(?:(?P<intro>(?<![\w'’])(?:{INTRO_CUES})(?!\w))|(?P<this>(?:^|(?<=[.!?,;:\n])|(?<=\bhi)|(?<=\bhello)"
-    rf"|(?<=\bhey)|(?<=\bhola)|(?<=\bolá)|(?<=\boi))\s*this is(?!\w))|(?P<sign>(?:^|(?<=\n)|(?<=[.!?]))\s*"
-    rf"(?:{SIGNOFF_CUES})(?!\w)[,.!]*)|(?P<greet>(?:^|(?<=\n))\s*(?:{GREETING_CUES})(?!\w))"
-    rf"|(?P<title>(?<!\w)(?:{TITLE_CUES})(?!\w)[.:]?)|(?P<label>(?<!\w)(?:{LABEL_CUES})\s*:))[ \t]*\n?[ \t]*(?=\w)")
-EXPLICIT_CUE_RE = re.compile(r"(?i)nombre|name|nome|llamo|chamo|llama|chama")
-CLOSING_AFTER = {"sign": re.compile(r"[ \t]*[.!]?[ \t]*(?:\n|$)"), "greet": re.compile(r"[ \t]*(?:[,!:\n]|$)")}
-NOT_NAMES = set("""
-yo el la los las un una unos unas de del muy no si sí y o nuevo nueva cliente clienta usuario usuaria socio socia
-miembro dueño dueña propietario propietaria hola buenos buenas gracias equipo soporte atención premium admin
-administrador administradora responsable estudiante español española mexicano mexicana argentino argentina
-colombiano colombiana chileno chilena peruano peruana venezolano venezolana ecuatoriano ecuatoriana
-eu o a os as um uma não sim novo nova cliente usuário usuária sócio sócia olá oi bom boa obrigado obrigada equipe
-equipa suporte brasileiro brasileira português portuguesa
-i not unable having trying looking going so sorry just still also here the an in on from at with very really new
-interested writing calling contacting sure glad happy ok okay yes hi hello customer client user member pro team
-support spanish portuguese english brazilian mexican american british argentinian french german italian
-canadian chilean colombian peruvian unsure confused afraid able aware currently again done back already
-doctor doutor estimado estimada querido querida prezado prezada caro cara
-lunes martes miércoles jueves viernes sábado domingo monday tuesday wednesday thursday friday saturday sunday
-""".split()) | set(re.findall(r"[^\W\d_]{2,}", f"{SIGNOFF_CUES} {GREETING_CUES} {TITLE_CUES}".lower()))
-
-
-def _person_spans(text: str) -> list[tuple[int, int]]:
-    """Names right after a cue: 1–3 capitalised words (4 after a label), particles allowed between them."""
-    spans = []
-    for cue in PERSON_CUE_RE.finditer(text):
-        limit, pos, words, end, upper = (4 if cue["label"] else 3), cue.end(), 0, None, None
-        explicit = cue["label"] or EXPLICIT_CUE_RE.search(cue.group())  # "this is URGENT" is no name
-        while words < limit and (word := WORD_RE.match(text, pos)):
-            token = word.group()
-            if token.lower() in PARTICLES and (words or (cue["label"] and token[0].isupper())):
-                pos = word.end() + len(re.match(r"[ \t]*(?:(?:la|las|los)[ \t]+)?", text[word.end():]).group())
-                continue
-            if (not token[0].isupper() or token.lower() in NOT_NAMES or len(token) < 2 or "º" in token
-                    or upper not in (None, token.isupper()) or (token.isupper() and not explicit)):
-                break  # "Soy cliente", "I'm Unable", "Juan Pérez DNI": not (part of) a name
-            words, end, upper = words + 1, word.end(), token.isupper()
-            pos = end + len(re.match(r"[ \t]*", text[end:]).group())
-        closing = CLOSING_AFTER.get(cue.lastgroup)
-        if end is not None and (closing is None or closing.match(text, end)):
-            spans.append((cue.end(), end))  # a sign-off name closes its line, a greeting's is followed by ","
-    return spans
-
-
 def _phone_shape_ok(text: str, m: re.Match) -> bool:
     value = re.split(r"\s?(?:x|ext\.?|ramal)\s?(?=\d+$)", m.group())[0]  # the extension is not counted
     groups, separators = re.findall(r"\d+", value), set(re.findall(r"[ ./-]", value))
@@ -254,12 +194,23 @@ OWN_FINDERS = {  # entity -> (score, text -> spans)
     # weakest: a phone, card or keyword id found on the same digits names them
     "LONG_NUMBER": (0.35, lambda t: _regex_spans(LONG_NUMBER_RE, t, lambda m: _not_a_number_of_other_kind(t, *m.span())
                                                  and not ORDER_CUE_RE.search(t, max(0, m.start() - 30), m.start()))),
-    "PERSON": (0.6, _person_spans),
+    "PERSON": (0.6, person_spans),
 }
 
 
 def _drop_record(record: logging.LogRecord) -> bool:
     return False
+
+
+def _quiet_presidio() -> None:
+    for name in ("presidio-analyzer", "presidio-anonymizer"):  # they may log matched text
+        if _drop_record not in logging.getLogger(name).filters:
+            logging.getLogger(name).addFilter(_drop_record)
+
+
+def _operators(operator_config) -> dict:
+    """Each entity replaced by its kind's placeholder."""
+    return {entity: operator_config("replace", {"new_value": PLACEHOLDER_OF[kind]}) for entity, kind in KIND_OF.items()}
 
 
 class _Engine:
@@ -281,9 +232,7 @@ class _Engine:
         from presidio_anonymizer import AnonymizerEngine
         from presidio_anonymizer.entities import OperatorConfig
 
-        for name in ("presidio-analyzer", "presidio-anonymizer"):  # they may log matched text
-            if _drop_record not in logging.getLogger(name).filters:
-                logging.getLogger(name).addFilter(_drop_record)
+        _quiet_presidio()
         upper_ascii = str.maketrans("abcdefghijklmnopqrstuvwxyz", "ABCDEFGHIJKLMNOPQRSTUVWXYZ")
 
         class Email(EmailRecognizer):
@@ -326,9 +275,7 @@ class _Engine:
             EsNieRecognizer(patterns=[Pattern("nie", NIE_RX, 0.5)]), UsSsnRecognizer(),
             Own("BR_CPF"), Own("BR_CNPJ"), Own("ID"), Own("LONG_NUMBER"), Own("PERSON"),
         ]
-        self.anonymizer = AnonymizerEngine()
-        self.operators = {entity: OperatorConfig("replace", {"new_value": PLACEHOLDER_OF[kind]})
-                          for entity, kind in KIND_OF.items()}
+        self.anonymizer, self.operators = AnonymizerEngine(), _operators(OperatorConfig)
 
     def spans(self, text: str) -> list[tuple[int, int, str, float]]:
         found = []

@@ -25,7 +25,7 @@ class Reshaping:
                 self._history(ctx, target.id, "merged", ctx.actor,
                               detail={"gap": other.id, "label": other.label, "count": other.count})
             self._recount(ctx, target.id, first=min([target.first_seen] + [o.first_seen for o in others]),
-                          extra=sum(o.count for o in others), languages=[l for o in others for l in o.languages],
+                          extra=sum(o.count for o in others), languages=[lang for o in others for lang in o.languages],
                           channels=[c for o in others for c in o.channels])
             self._bump(ctx)
         return self.require(ctx, target.id)
@@ -43,7 +43,8 @@ class Reshaping:
         now = stamp(self.clock)
         first = min(r["at"] for r in rows)
         last = max(r["at"] for r in rows)
-        name = label or next((topic_label(r["sample"], r["language"]) for r in rows if r["sample"]), f"Split from gap {gap.id}")
+        name = label or next((topic_label(r["sample"], r["language"]) for r in rows if r["sample"]),
+                             f"Split from gap {gap.id}")
         with self._lock, self.store.write():
             new_id = self._insert_gap(ctx, name, len(rows), first, last, sorted({r["language"] for r in rows}),
                                       sorted({r["channel"] for r in rows}))

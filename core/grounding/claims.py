@@ -177,18 +177,22 @@ POLARITY = _words_of("yes no sí si sim não claro correct correcto correcta cor
                      "exata exactly indeed right true false verdadero falso verdade")
 NEGATIONS = _words_of("no not never nunca jamás jamais não nem ni nor none nobody nothing nadie ninguno ninguna "
                       "ningún nenhum nenhuma ninguém nada cannot")
+# what a greeting opens with
 GREETINGS = _words_of("hola buenas buenos buen bom boa hello hi hey greetings olá oi saludos dear estimado estimada "
                       "prezado prezada querido querida welcome bienvenido bienvenida good gracias thanks thank "
-                      "obrigado obrigada agradezco agradecemos agradeço muchas muito many")  # what a greeting opens with
+                      "obrigado obrigada agradezco agradecemos agradeço muchas muito many")
 # word families (a trailing '*' is a prefix) that only carry courtesy: greetings, thanks, closings, offers
 _SOCIAL = _words_of(
-    "hola buen buena buenas buenos dia dias tarde tardes noche noches gracias muchas agradec* esper* ojala ayud* alegr* encant* "
+    "hola buen buena buenas buenos dia dias tarde tardes noche noches gracias muchas agradec* esper* ojala ayud* "
+    "alegr* encant* "
     "gusto placer saludo* cordial* atentamente duda* dudes dudar pregunta* escrib* contact* disposicion quedo quedamos "
     "servir* algo mas otra otro claro supuesto entiend* mensaje tengas tenga excelente perfecto genial consulta* "
     "necesit* interes* avisame dime digame confianza confiar soporte atencion cliente clientes equipo pacien*",
-    "ola oi bom boa muito obrigad* ajud* prazer cumpriment* atenciosamente duvida* pergunta* escrev* contat* disposicao "
+    "ola oi bom boa muito obrigad* ajud* prazer cumpriment* atenciosamente duvida* pergunta* escrev* contat* "
+    "disposicao "
     "fico ficamos outra outro entend* mensagem tenha perfeito precis* suporte atendimento",
-    "hello hi hey there many thanks good morning afternoon evening day thank* hope* help* glad happy pleasure regards best "
+    "hello hi hey there many thanks good morning afternoon evening day thank* hope* help* glad happy pleasure regards "
+    "best "
     "sincerely cordially question* let know hesitate write contact* reach* further anything else great nice wonderful "
     "again nuevo novo "
     "perfect sure certainly course understand message support assist* welcome feel free ask need today team amazing "
@@ -243,7 +247,7 @@ def name_phrases(text: str) -> list[tuple[str, ...]]:
             run = []
         last_end = m.end()
     out = []
-    for run in runs + [run]:
+    for run in runs + [run]:  # noqa: B020 - the iterable is built once, before the loop rebinds `run`
         while run and not run[-1][0].isupper():
             run = run[:-1]
         while run and (fold(run[0]) in LIGHT or fold(run[0]) in _STOP):

@@ -166,7 +166,8 @@ def check(answer: str, evidence: Evidence, exempt_sentences: Sequence[str] = ())
               ) - {""}
     answer_lang = language_of(CITE.sub(" ", answer), "")
     if not answer_lang:  # too short to tell: the language of what it cites
-        answer_lang = language_of(next((evidence.texts[c] for c in CITE.findall(answer) if c in evidence.texts), ""), "")
+        answer_lang = language_of(next((evidence.texts[c] for c in CITE.findall(answer) if c in evidence.texts), ""),
+                                  "")
     out, uncited = [], 0
     for seg in segments(answer):
         claim, label = seg.claim, seg.label

@@ -135,7 +135,8 @@ def numbers(text: str, lang: str | None = None, source: bool = False, folded: bo
             continue
         hour, minute = int(m.group("h") or m.group("hh") or m.group("h2")), int(m.group("m") or 0)
         hour += 12 if (m.group("ap1") or m.group("ap2")) == "p" and hour < 12 else 0
-        out.append(Number(m.group(0), frozenset({f"t{hour * 60 + minute}"} | ({Decimal(hour)} if not minute else set())),
+        out.append(Number(m.group(0),
+                          frozenset({f"t{hour * 60 + minute}"} | ({Decimal(hour)} if not minute else set())),
                           "time", at))
     pattern, words, parts = _TABLES[(lang if lang in _ONES else None, source)]
     present = words.keys() & set(_WORD.findall(folded_text))
@@ -144,7 +145,8 @@ def numbers(text: str, lang: str | None = None, source: bool = False, folded: bo
                  (m for word in sorted(present) for m in _whole_word(word).finditer(folded_text)))
         for m in found:
             value = words[m.group("w")] if m.group("w") else parts[m.group("t")] + parts[m.group("o")]
-            out.append(Number(m.group(0), frozenset({Decimal(value)}), _unit(folded_text, m.start(), m.end()), m.start()))
+            out.append(Number(m.group(0), frozenset({Decimal(value)}), _unit(folded_text, m.start(), m.end()),
+                              m.start()))
         out.sort(key=lambda n: n.start)
     return out
 

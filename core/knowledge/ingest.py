@@ -35,10 +35,12 @@ def _save(ctx: TenantContext, store: Store, path: str, item: Extracted, origin: 
         ctx, store, path, title=item.title, content=item.content, type=item.type, url=item.url,
         description=item.description, origin=origin,
     )
-    (report.unchanged if before is not None and before.content_hash == saved.content_hash else report.saved).append(path)
+    (report.unchanged if before is not None and before.content_hash == saved.content_hash
+     else report.saved).append(path)
 
 
-def import_bytes(ctx: TenantContext, store: Store, filename: str, data: bytes, prefix: str = "", report: ImportReport | None = None) -> ImportReport:
+def import_bytes(ctx: TenantContext, store: Store, filename: str, data: bytes, prefix: str = "",
+                 report: ImportReport | None = None) -> ImportReport:
     """Import one uploaded file under ``prefix`` (the path is prefix/name-without-extension)."""
     report = report or ImportReport()
     relative = PurePath(filename.replace("\\", "/"))
@@ -59,12 +61,15 @@ def import_paths(ctx: TenantContext, store: Store, paths: list[str | Path], pref
     for raw in paths:
         path = Path(raw)
         if path.is_dir():
-            files = sorted(p for p in path.rglob("*") if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
+            files = sorted(p for p in path.rglob("*")
+                           if p.is_file() and not any(part.startswith(".") for part in p.relative_to(path).parts))
             for file in files:
                 if file.suffix.lower() not in SUPPORTED:
-                    report.errors.append({"file": str(file), "error": f"'{file.suffix or 'no extension'}' is not supported; skipped."})
+                    report.errors.append({"file": str(file),
+                                          "error": f"'{file.suffix or 'no extension'}' is not supported; skipped."})
                     continue
-                import_bytes(ctx, store, str(file.relative_to(path)), file.read_bytes(), _join(prefix, path.name) if prefix else path.name, report)
+                import_bytes(ctx, store, str(file.relative_to(path)), file.read_bytes(),
+                             _join(prefix, path.name) if prefix else path.name, report)
         elif path.is_file():
             import_bytes(ctx, store, path.name, path.read_bytes(), prefix, report)
         else:

@@ -21,7 +21,8 @@ TYPE_RANK = {"qa": 0, "starred": 1, "text": 2, "file": 3, "web": 4}
 # product codes: LC-PRO, 48213-B, X200, long numbers (order ids)
 _CODE = re.compile(r"\b[A-Z0-9]+(?:-[A-Za-z0-9]+)+\b|\b(?=\w*\d)(?=\w*[A-Za-z])\w{2,}\b|\b\d{4,}\b")
 _FOLLOW_UP = re.compile(
-    r"^\s*[¿¡]?\s*(y|e|and|also|what about|how about|y qu[eé]|e o|e a|tamb[ié]n|tamb[eé]m|entonces|ent[aã]o|and what|so)\b",
+    r"^\s*[¿¡]?\s*(y|e|and|also|what about|how about|y qu[eé]|e o|e a|tamb[ié]n|tamb[eé]m|"
+    r"entonces|ent[aã]o|and what|so)\b",
     re.IGNORECASE,
 )
 #: question words carry no subject: "¿Cuánto cuesta?" is as elliptical as "¿Cuesta?"
@@ -29,7 +30,8 @@ _INTERROGATIVES = frozenset(
     "cuanto cuanta cuantos cuantas cual cuales que como donde cuando quien quanto quanta quantos quantas qual quais "
     "onde quando quem how what when where which who much many".split())
 _BACK_REFERENCE = re.compile(
-    r"\b(it|its|that|this|they|them|those|eso|esto|ese|esa|ello|lo|la|los|las|isso|isto|esse|essa|ele|ela)\b", re.IGNORECASE
+    r"\b(it|its|that|this|they|them|those|eso|esto|ese|esa|ello|lo|la|los|las|isso|isto|esse|essa|ele|ela)\b",
+    re.IGNORECASE,
 )
 
 
@@ -73,7 +75,8 @@ class Hit:
     found_by: str  # dense | keyword | both
     sentence_similarity: float | None = None  # the chunk's best sentence (chunks of several sentences)
     reason: str = ""
-    variant_agreement: float | None = None  # a Q&A pair of a modelled answer group: its group's agreement (core/variants.py)
+    # a Q&A pair of a modelled answer group: its group's agreement (core/variants.py)
+    variant_agreement: float | None = None
 
     @property
     def priority(self) -> int:
@@ -245,9 +248,11 @@ class Retriever:
         self.index = index
         self.tuning = tuning or Tuning()
         # (ctx, store, ids) -> {id: Source}: stars and deletions are read live, at query time
-        self.live_sources = live_sources or (lambda ctx, store, ids: sources_mod.get_by_ids(ctx, store, ids, with_content=False))
+        self.live_sources = live_sources or (
+            lambda ctx, store, ids: sources_mod.get_by_ids(ctx, store, ids, with_content=False))
 
-    def search(self, ctx: TenantContext, query: str, history: Sequence[tuple[str, str]] = (), k: int | None = None) -> SearchResult:
+    def search(self, ctx: TenantContext, query: str, history: Sequence[tuple[str, str]] = (),
+               k: int | None = None) -> SearchResult:
         """Ranked, selected chunks for a question (and the weak or surplus ones it dropped, with why)."""
         started = time.perf_counter()
         tuning = self.tuning if k is None else replace(self.tuning, max_chunks=k)
@@ -267,7 +272,8 @@ class Retriever:
         # deleted since training: gone from answers at once (and scores come only from what is kept)
         kept = {cid: chunk for cid, chunk in chunks.items() if chunk.source_id in live}
         bm25_max = max((keyword.get(cid, 0.0) for cid in kept), default=0.0)
-        floor = max(tuning.min_similarity, max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
+        floor = max(tuning.min_similarity,
+                    max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
         result.floor = floor
         by_sentence = self.index.sentence_similarities(ctx, vector, list(kept)) if tuning.sentence_weight else {}
         variants = self.index.variants.model(ctx)

@@ -82,7 +82,8 @@ def _row_to_source(row: dict) -> Source:
 
 def get(ctx: TenantContext, store: Store, path: str) -> Source | None:
     """The source at ``path`` of this tenant, or None."""
-    rows = store.query(f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND path = ?", [ctx.tenant_id, normalize_path(path)])
+    rows = store.query(f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND path = ?",
+                       [ctx.tenant_id, normalize_path(path)])
     return _row_to_source(rows[0]) if rows else None
 
 
@@ -105,7 +106,8 @@ def list_sources(ctx: TenantContext, store: Store, prefix: str = "") -> list[Sou
         base = normalize_path(prefix)
         # a range, not LIKE: it uses the (tenant_id, path) index ('0' is the character after '/')
         rows = store.query(
-            f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND (path = ? OR (path >= ? AND path < ?)) ORDER BY path",
+            f"SELECT {_COLUMNS} FROM sources WHERE tenant_id = ? AND (path = ? OR (path >= ? AND path < ?)) "
+            "ORDER BY path",
             [ctx.tenant_id, base, base + "/", base + "0"],
         )
     return [_row_to_source(r) for r in rows]
@@ -122,7 +124,8 @@ def _check(path: str, title: str, type_: str, content: str) -> None:
 
 def _folder_conflict(ctx: TenantContext, store: Store, path: str) -> str | None:
     """A source cannot sit where a folder is, nor below another source."""
-    if store.query("SELECT 1 FROM sources WHERE tenant_id = ? AND path >= ? AND path < ? LIMIT 1", [ctx.tenant_id, path + "/", path + "0"]):
+    if store.query("SELECT 1 FROM sources WHERE tenant_id = ? AND path >= ? AND path < ? LIMIT 1",
+                   [ctx.tenant_id, path + "/", path + "0"]):
         return f"'{path}' is a folder (it has sources below it); choose another path."
     parts = path.split("/")
     for i in range(1, len(parts)):
@@ -164,16 +167,19 @@ def save(
             db.execute(
                 "INSERT INTO sources (tenant_id, path, title, description, type, starred, language, url, content, "
                 "content_hash, origin, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-                [ctx.tenant_id, path, title, description or "", type, int(bool(starred)), language, url, content, digest, origin, now, now],
+                [ctx.tenant_id, path, title, description or "", type, int(bool(starred)), language, url, content,
+                 digest, origin, now, now],
             )
         elif not replace:
             raise SourceError(f"A source already exists at '{path}'; edit it, or choose another path.")
         else:
             db.execute(
-                "UPDATE sources SET title = ?, description = ?, type = ?, starred = ?, language = ?, url = ?, content = ?, "
+                "UPDATE sources SET title = ?, description = ?, type = ?, starred = ?, language = ?, url = ?, "
+                "content = ?, "
                 "content_hash = ?, origin = ?, updated_at = CASE WHEN content_hash = ? THEN updated_at ELSE ? END "
                 "WHERE tenant_id = ? AND id = ?",
-                [title, existing.description if description is None else description, type, int(existing.starred if starred is None else starred),
+                [title, existing.description if description is None else description, type,
+                 int(existing.starred if starred is None else starred),
                  language, url, content, digest, origin or existing.origin, digest, now, ctx.tenant_id, existing.id],
             )
     return get(ctx, store, path)  # type: ignore[return-value]
@@ -183,7 +189,8 @@ def set_starred(ctx: TenantContext, store: Store, path: str, starred: bool = Tru
     """Star or un-star a source; effective on the next query, no training needed."""
     source = _require(ctx, store, path)
     with store.write() as db:
-        db.execute("UPDATE sources SET starred = ? WHERE tenant_id = ? AND id = ?", [int(starred), ctx.tenant_id, source.id])
+        db.execute("UPDATE sources SET starred = ? WHERE tenant_id = ? AND id = ?",
+                   [int(starred), ctx.tenant_id, source.id])
     return get(ctx, store, source.path)  # type: ignore[return-value]
 
 
@@ -248,7 +255,8 @@ def set_folder_description(ctx: TenantContext, store: Store, path: str, descript
     with store.write() as db:
         db.execute(
             "INSERT INTO folders (tenant_id, path, description, updated_at) VALUES (?, ?, ?, ?) "
-            "ON CONFLICT (tenant_id, path) DO UPDATE SET description = excluded.description, updated_at = excluded.updated_at",
+            "ON CONFLICT (tenant_id, path) DO UPDATE SET description = excluded.description, "
+            "updated_at = excluded.updated_at",
             [ctx.tenant_id, path, description.strip(), store.clock.stamp()],
         )
 

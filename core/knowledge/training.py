@@ -139,7 +139,8 @@ class Index:
         report = TrainReport()
         all_sources = sources_mod.list_sources(ctx, self.store)
         live = {s.id for s in all_sources}
-        indexed = {r["source_id"] for r in self.store.query("SELECT DISTINCT source_id FROM chunks WHERE tenant_id = ?", [ctx.tenant_id])}
+        indexed = {r["source_id"] for r in self.store.query("SELECT DISTINCT source_id FROM chunks WHERE tenant_id = ?",
+                                                            [ctx.tenant_id])}
         orphans = sorted(indexed - live)
         if orphans:
             self.forget(ctx, orphans)
@@ -171,7 +172,8 @@ class Index:
             self._fill_sentence_vectors(ctx, should_stop)
         report.pending = total - done
         if not report.pending:  # the Q&A pairs as trained now: refit the variant model if they changed
-            report.variant_groups = self.variants.refresh(ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
+            report.variant_groups = self.variants.refresh(
+                ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
         report.embedded = getattr(self.embedder, "misses", 0) - misses_before
         report.seconds = time.monotonic() - started
         return report
@@ -201,10 +203,11 @@ class Index:
         self.keywords.replace(ctx.tenant_id, source_ids, docs)
         with self.store.write() as db:
             marks = ",".join("?" * len(source_ids))
-            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
+            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})",
+                       [ctx.tenant_id, *source_ids])
             db.conn.executemany(
-                "INSERT INTO chunks (tenant_id, id, source_id, ordinal, start, end, text, trained_at, sentence_vectors) "
-                "VALUES (?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO chunks (tenant_id, id, source_id, ordinal, start, end, text, trained_at, "
+                "sentence_vectors) VALUES (?,?,?,?,?,?,?,?,?)",
                 rows,
             )
             sources_mod.mark_trained(ctx, self.store, batch, now)  # only the unedited: an edit stays "changed"
@@ -243,7 +246,8 @@ class Index:
             return {}
         marks = ",".join("?" * len(chunk_ids))
         rows = self.store.query(
-            f"SELECT id, sentence_vectors FROM chunks WHERE tenant_id = ? AND id IN ({marks}) AND length(sentence_vectors) > 0",
+            f"SELECT id, sentence_vectors FROM chunks WHERE tenant_id = ? AND id IN ({marks}) "
+            "AND length(sentence_vectors) > 0",
             [ctx.tenant_id, *chunk_ids],
         )
         query = np.asarray(vector, dtype=np.float32)
@@ -257,7 +261,8 @@ class Index:
         self.keywords.replace(ctx.tenant_id, source_ids, [])
         with self.store.write() as db:
             marks = ",".join("?" * len(source_ids))
-            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})", [ctx.tenant_id, *source_ids])
+            db.execute(f"DELETE FROM chunks WHERE tenant_id = ? AND source_id IN ({marks})",
+                       [ctx.tenant_id, *source_ids])
 
     # -- reading chunks ---------------------------------------------------------------------------
     def chunks(self, ctx: TenantContext, chunk_ids: list[str]) -> dict[str, Chunk]:
@@ -266,7 +271,8 @@ class Index:
             return {}
         marks = ",".join("?" * len(chunk_ids))
         rows = self.store.query(
-            f"SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks WHERE tenant_id = ? AND id IN ({marks})",
+            "SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks "
+            f"WHERE tenant_id = ? AND id IN ({marks})",
             [ctx.tenant_id, *chunk_ids],
         )
         return {r["id"]: Chunk(**r) for r in rows}
@@ -274,7 +280,8 @@ class Index:
     def chunks_of(self, ctx: TenantContext, source_id: int) -> list[Chunk]:
         """A source's trained chunks in order."""
         rows = self.store.query(
-            "SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks WHERE tenant_id = ? AND source_id = ? ORDER BY ordinal",
+            "SELECT id, source_id, ordinal, start, end, text, trained_at FROM chunks "
+            "WHERE tenant_id = ? AND source_id = ? ORDER BY ordinal",
             [ctx.tenant_id, source_id],
         )
         return [Chunk(**r) for r in rows]

@@ -160,7 +160,8 @@ def centroids(vectors: np.ndarray, labels: np.ndarray, n_groups: int) -> tuple[n
     return _unit(sums).astype(np.float32), typical, max(float(np.median(held_out)) - typical, MIN_SPREAD)
 
 
-def fit(vectors: np.ndarray, labels: np.ndarray, n_groups: int, settings: FitSettings = FitSettings()) -> tuple[np.ndarray, np.ndarray]:
+def fit(vectors: np.ndarray, labels: np.ndarray, n_groups: int,
+        settings: FitSettings = FitSettings()) -> tuple[np.ndarray, np.ndarray]:
     """Multinomial logistic regression by full-batch gradient descent with momentum (deterministic)."""
     x = np.asarray(vectors, dtype=np.float32) * settings.scale
     n, dim = x.shape
@@ -216,8 +217,8 @@ class Variants:
                 "INSERT OR REPLACE INTO variant_models "
                 "(tenant_id, fingerprint, built_at, scale, dim, groups, weights, bias, centroids, typical, spread) "
                 "VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-                [ctx.tenant_id, mark, self.store.clock.stamp(), self.settings.scale, weights.shape[0], json.dumps(members),
-                 weights.astype(np.float32).tobytes(), bias.astype(np.float32).tobytes(),
+                [ctx.tenant_id, mark, self.store.clock.stamp(), self.settings.scale, weights.shape[0],
+                 json.dumps(members), weights.astype(np.float32).tobytes(), bias.astype(np.float32).tobytes(),
                  means.tobytes(), typical, spread],
             )
         return {"variant_groups": modelled, "variant_model": "fitted"}

@@ -31,7 +31,8 @@ def chroma_client(settings: Settings):
         if key not in _clients:
             chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=False)
             if settings.chroma_host:
-                _clients[key] = chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port, settings=chroma_settings)
+                _clients[key] = chromadb.HttpClient(host=settings.chroma_host, port=settings.chroma_port,
+                                                    settings=chroma_settings)
             else:
                 settings.chroma_dir.mkdir(parents=True, exist_ok=True)
                 _clients[key] = chromadb.PersistentClient(path=str(settings.chroma_dir), settings=chroma_settings)
@@ -63,14 +64,16 @@ class VectorIndex:
             )
         return self._collections[tenant_id]
 
-    def replace(self, tenant_id: int, source_ids: list[int], ids: list[str], vectors: np.ndarray, metadatas: list[dict]) -> None:
+    def replace(self, tenant_id: int, source_ids: list[int], ids: list[str], vectors: np.ndarray,
+                metadatas: list[dict]) -> None:
         """Delete every chunk of ``source_ids`` then add the new ones (idempotent on redo)."""
         collection = self._collection(tenant_id)
         if source_ids:
             collection.delete(where={"source_id": {"$in": [int(s) for s in source_ids]}})
         batch = self.client.get_max_batch_size()
         for i in range(0, len(ids), batch):
-            collection.upsert(ids=ids[i : i + batch], embeddings=vectors[i : i + batch], metadatas=metadatas[i : i + batch])
+            collection.upsert(ids=ids[i : i + batch], embeddings=vectors[i : i + batch],
+                              metadatas=metadatas[i : i + batch])
 
     def search(self, tenant_id: int, vector: np.ndarray, limit: int) -> list[VectorHit]:
         # no count() first: it costs as much as the query, and chromadb answers fewer results when it has fewer

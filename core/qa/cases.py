@@ -123,7 +123,8 @@ def validate_case(data: dict) -> dict:
         question = conversations.check_message(data["question"])
         raw_prefix = data.get("prefix") or []
         if isinstance(raw_prefix, str) or not isinstance(raw_prefix, list):
-            raise QaError("'prefix' must be a list of the customer's earlier messages, e.g. [\"Hola\", \"¿Y a Canarias?\"].")
+            raise QaError("'prefix' must be a list of the customer's earlier messages, "
+                          "e.g. [\"Hola\", \"¿Y a Canarias?\"].")
         if len(raw_prefix) > MAX_PREFIX:
             raise QaError(f"'prefix' has {len(raw_prefix)} messages; the limit is {MAX_PREFIX}.")
         if not all(isinstance(m, str) for m in raw_prefix):
@@ -182,7 +183,8 @@ def describe(line: dict) -> str:
 
 
 def case_key(fields: dict) -> tuple:
-    return (fields["question"], tuple(fields["prefix"]), fields["channel"], fields["expect"], fields["cite"], fields["card"])
+    return (fields["question"], tuple(fields["prefix"]), fields["channel"], fields["expect"], fields["cite"],
+            fields["card"])
 
 
 def cites(path: str, cite: str) -> bool:

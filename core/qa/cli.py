@@ -36,7 +36,8 @@ def _print_run(run: qa_runs.Run, diff: qa_runs.RunDiff) -> None:
     for r in run.results:
         got = r.status + (f" [{', '.join(r.paths)}]" if r.paths else "")
         print(f"{'PASS' if r.passed else 'FAIL'}  #{r.case_id:<4} {_cut(qa_cases.describe(r.case), 34):<34} "
-              f"{r.case.get('channel', 'web'):<10} {_cut(r.case['question'], 44):<44} {_cut(got, 40):<40} {r.latency_ms:>6} ms")
+              f"{r.case.get('channel', 'web'):<10} {_cut(r.case['question'], 44):<44} {_cut(got, 40):<40} "
+              f"{r.latency_ms:>6} ms")
         if not r.passed:
             print(f"      why: {r.detail}")
     rate = f"{run.pass_rate:.0%}" if run.pass_rate is not None else "—"
@@ -53,7 +54,8 @@ def _print_run(run: qa_runs.Run, diff: qa_runs.RunDiff) -> None:
     for c in diff.cited:
         added = ", ".join(f"{x['id']} ({x['path']})" for x in c["added"]) or "—"
         removed = ", ".join(f"{x['id']} ({x['path']})" for x in c["removed"]) or "—"
-        print(f"  #{c['case_id']} cites other chunks  {_cut(c['question'], 60)}\n      now also: {added}\n      no longer: {removed}")
+        print(f"  #{c['case_id']} cites other chunks  {_cut(c['question'], 60)}\n      now also: {added}\n"
+              f"      no longer: {removed}")
     for c in diff.new:
         print(f"  #{c['case_id']} new case ({'PASS' if c['passed'] else 'FAIL'})  {_cut(c['question'], 60)}")
     for c in diff.gone:
@@ -77,9 +79,11 @@ def _qa(args, runtime, context) -> int:
         else:
             for s in suites:
                 last = s.last_run
-                summary = f"last run #{last['id']}: {last['passed']}/{last['total']} passed ({last['finished_at']})" if last else "never run"
+                summary = (f"last run #{last['id']}: {last['passed']}/{last['total']} passed ({last['finished_at']})"
+                           if last else "never run")
                 print(f"#{s.id:<4} {s.name:<30} {s.cases:>4} case(s)  {summary}")
-            print(f"{len(suites)} suite(s)" if suites else f"No QA suites. Import one: python -m core qa import {ctx.tenant_slug} NAME FILE.jsonl")
+            print(f"{len(suites)} suite(s)" if suites
+                  else f"No QA suites. Import one: python -m core qa import {ctx.tenant_slug} NAME FILE.jsonl")
         return 0
     if action == "import":
         path = Path(words[2])

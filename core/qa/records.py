@@ -31,11 +31,12 @@ def add_run(ctx: TenantContext, store: Store, suite_id: int, *, started_at: str,
         ).lastrowid
         for r in results:
             db.execute(
-                "INSERT INTO qa_results (tenant_id, run_id, case_id, position, snapshot, status, passed, detail, answer, "
-                "citations, steps, latency_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+                "INSERT INTO qa_results (tenant_id, run_id, case_id, position, snapshot, status, passed, detail, "
+                "answer, citations, steps, latency_ms) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
                 [ctx.tenant_id, run_id, r["case_id"], r["position"], json.dumps(r["case"], ensure_ascii=False),
-                 r["status"], int(r["passed"]), r["detail"], r["answer"], json.dumps(r["citations"], ensure_ascii=False),
-                 json.dumps(r["steps"], ensure_ascii=False), r["latency_ms"]],
+                 r["status"], int(r["passed"]), r["detail"], r["answer"],
+                 json.dumps(r["citations"], ensure_ascii=False), json.dumps(r["steps"], ensure_ascii=False),
+                 r["latency_ms"]],
             )
     return run_id
 
@@ -48,7 +49,8 @@ def run(ctx: TenantContext, store: Store, run_id: int) -> dict | None:
 
 def runs_of(ctx: TenantContext, store: Store, suite_id: int, limit: int) -> list[dict]:
     """A suite's latest runs (as :func:`run` gives them), newest first."""
-    return store.query(f"SELECT {_RUN_COLUMNS} FROM qa_runs WHERE tenant_id = ? AND suite_id = ? ORDER BY id DESC LIMIT ?",
+    return store.query(f"SELECT {_RUN_COLUMNS} FROM qa_runs WHERE tenant_id = ? AND suite_id = ? "
+                       "ORDER BY id DESC LIMIT ?",
                        [ctx.tenant_id, suite_id, limit])
 
 
@@ -86,5 +88,6 @@ def delete_runs_of(ctx: TenantContext, store: Store, suite_id: int) -> None:
     """Delete a suite's runs and their results; joins the caller's transaction (deleting the suite)."""
     with store.write() as db:
         db.execute("DELETE FROM qa_results WHERE tenant_id = ? AND run_id IN "
-                   "(SELECT id FROM qa_runs WHERE tenant_id = ? AND suite_id = ?)", [ctx.tenant_id, ctx.tenant_id, suite_id])
+                   "(SELECT id FROM qa_runs WHERE tenant_id = ? AND suite_id = ?)",
+                   [ctx.tenant_id, ctx.tenant_id, suite_id])
         db.execute("DELETE FROM qa_runs WHERE tenant_id = ? AND suite_id = ?", [ctx.tenant_id, suite_id])

@@ -74,7 +74,8 @@ class RunDiff:
     run_id: int
     previous_id: int | None
     changed: list[dict] = field(default_factory=list)  # pass/fail flipped: {case_id, question, before, after}
-    cited: list[dict] = field(default_factory=list)  # cited chunk ids changed: {case_id, question, before, after, added, removed}
+    # cited chunk ids changed: {case_id, question, before, after, added, removed}
+    cited: list[dict] = field(default_factory=list)
     new: list[dict] = field(default_factory=list)  # cases the earlier run did not have: {case_id, question, passed}
     gone: list[dict] = field(default_factory=list)  # cases of the earlier run that are no longer in the suite
 
@@ -102,8 +103,8 @@ def run_case(ctx: TenantContext, turns: Turns, agent, case: Case) -> CaseResult:
     latency = final.trace.latency_ms if final.trace else None
     citations = [{"id": c["id"], "path": c["path"]} for c in final.citations]
     passed, detail = evaluate(case, str(final.status), citations, final.trace.as_dict() if final.trace else {})
-    return CaseResult(case.id, case.position, case.line(), str(final.status), passed, detail, final.answer, citations, steps,
-                      int(latency if latency is not None else (time.monotonic() - started) * 1000))
+    return CaseResult(case.id, case.position, case.line(), str(final.status), passed, detail, final.answer, citations,
+                      steps, int(latency if latency is not None else (time.monotonic() - started) * 1000))
 
 
 def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
@@ -187,8 +188,8 @@ def diff_runs(ctx: TenantContext, store: Store, run_id: int, previous_id: int | 
             paths = {c["id"]: c["path"] for c in was.citations + now.citations}
             added = [i for i in now.chunk_ids if i not in was.chunk_ids]
             removed = [i for i in was.chunk_ids if i not in now.chunk_ids]
-            diff.cited.append({"case_id": case_id, "question": question, "before": was.chunk_ids, "after": now.chunk_ids,
-                               "added": [{"id": i, "path": paths[i]} for i in added],
+            diff.cited.append({"case_id": case_id, "question": question, "before": was.chunk_ids,
+                               "after": now.chunk_ids, "added": [{"id": i, "path": paths[i]} for i in added],
                                "removed": [{"id": i, "path": paths[i]} for i in removed]})
     diff.gone = [{"case_id": case_id, "question": was.case["question"], "passed": was.passed}
                  for case_id, was in old.items() if case_id not in new]

@@ -128,8 +128,8 @@ def _case(row: dict) -> Case:
 def list_cases(ctx: TenantContext, store: Store, suite_id: int) -> list[Case]:
     """The suite's cases in order (an unknown or foreign suite raises like a missing one)."""
     suite = require_suite(ctx, store, suite_id)
-    rows = store.query(f"SELECT {_CASE_COLUMNS} FROM qa_cases WHERE tenant_id = ? AND suite_id = ? AND deleted_at IS NULL "
-                       "ORDER BY position, id", [ctx.tenant_id, suite.id])
+    rows = store.query(f"SELECT {_CASE_COLUMNS} FROM qa_cases WHERE tenant_id = ? AND suite_id = ? "
+                       "AND deleted_at IS NULL ORDER BY position, id", [ctx.tenant_id, suite.id])
     return [_case(r) for r in rows]
 
 
@@ -190,7 +190,8 @@ def edit_case(ctx: TenantContext, store: Store, case_id: int, question: str, *, 
             "UPDATE qa_cases SET question = ?, prefix = ?, channel = ?, expect = ?, cite = ?, card = ?, note = ?, "
             "updated_at = ? WHERE tenant_id = ? AND id = ?",
             [fields["question"], json.dumps(list(fields["prefix"]), ensure_ascii=False), fields["channel"],
-             fields["expect"], fields["cite"], fields["card"], fields["note"], store.clock.stamp(), ctx.tenant_id, case.id],
+             fields["expect"], fields["cite"], fields["card"], fields["note"], store.clock.stamp(), ctx.tenant_id,
+             case.id],
         )
         _touch(ctx, db, case.suite_id, store.clock.stamp())
     return require_case(ctx, store, case_id)
@@ -202,7 +203,8 @@ def delete_case(ctx: TenantContext, store: Store, case_id: int) -> None:
     require_qa(ctx)
     with store.write() as db:
         case = require_case(ctx, store, case_id)
-        db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND id = ?", [store.clock.stamp(), ctx.tenant_id, case.id])
+        db.execute("UPDATE qa_cases SET deleted_at = ? WHERE tenant_id = ? AND id = ?",
+                   [store.clock.stamp(), ctx.tenant_id, case.id])
         _touch(ctx, db, case.suite_id, store.clock.stamp())
 
 
@@ -222,7 +224,8 @@ def repoint_cites(ctx: TenantContext, store: Store, old: str, new: str) -> int:
     with store.write() as db:
         return db.execute(
             "UPDATE qa_cases SET cite = ? || substr(cite, ?) WHERE tenant_id = ? AND deleted_at IS NULL AND "
-            "(cite = ? OR (cite >= ? AND cite < ?))", [new, len(old) + 1, ctx.tenant_id, old, old + "/", old + "0"]).rowcount
+            "(cite = ? OR (cite >= ? AND cite < ?))",
+            [new, len(old) + 1, ctx.tenant_id, old, old + "/", old + "0"]).rowcount
 
 
 # -- JSONL -------------------------------------------------------------------------------------------------

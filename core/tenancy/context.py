@@ -150,7 +150,8 @@ def visitor_context(store: Store, public_key: str, customer_token: str | None = 
     if customer_token:
         customer = site_keys.verify_customer_token(secret, customer_token, clock=clock)
         ctx = _context(store, slug, f"customer:{customer}", "customer", "identified")
-        return TenantContext(ctx.tenant_id, ctx.tenant_slug, ctx.actor, "customer", "identified", customer, _AUTHENTICATED)
+        return TenantContext(ctx.tenant_id, ctx.tenant_slug, ctx.actor, "customer", "identified", customer,
+                             _AUTHENTICATED)
     return _context(store, slug, "visitor", "customer", "web")
 
 

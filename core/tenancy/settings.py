@@ -111,7 +111,8 @@ def get(ctx: TenantContext, store: Store) -> TenantSettings:
 
 
 @lru_cache(maxsize=256)
-def _parsed(tenant_name: str, settings_json: str | None, updated_at: str | None, updated_by: str | None) -> TenantSettings:
+def _parsed(tenant_name: str, settings_json: str | None, updated_at: str | None,
+            updated_by: str | None) -> TenantSettings:
     """The stored row as settings, validated (cached by the row's content: every turn reads the settings
     several times, the row changes only when an admin saves)."""
     stored = json.loads(settings_json) if settings_json else {}
@@ -204,9 +205,11 @@ def update(ctx: TenantContext, store: Store, *, process: Settings | None = None,
             process = load_settings()
         _check_provider(merged.provider, merged.model, process)
     for name, value in clean.items():
-        if name != "handoff_webhook_url":  # a webhook URL often carries its own token (Slack, Zapier): it is the setting
+        # a webhook URL often carries its own token (Slack, Zapier): it is the setting
+        if name != "handoff_webhook_url":
             _refuse_secrets(name, value, process)
-    payload = json.dumps({name: value for name, value in merged.as_dict().items() if name in _STORED}, ensure_ascii=False)
+    payload = json.dumps({name: value for name, value in merged.as_dict().items() if name in _STORED},
+                         ensure_ascii=False)
     with store.write() as db:
         db.execute(
             "INSERT INTO tenant_settings (tenant_id, settings, updated_at, updated_by) VALUES (?, ?, ?, ?) "
@@ -231,7 +234,8 @@ def _clean(name: str, value: Any) -> Any:
     if name == "name":
         text = _text(name, value, MAX_NAME).strip()
         if not text:
-            raise TenantSettingsError("The tenant name cannot be empty; write the business's name as customers know it.")
+            raise TenantSettingsError("The tenant name cannot be empty; "
+                                      "write the business's name as customers know it.")
         return text
     if name in ("instructions", "guardrails"):
         return _text(name, value, MAX_TEXT).strip()
@@ -269,8 +273,8 @@ def _clean(name: str, value: Any) -> Any:
     if name == "provider":
         provider = _text(name, value, 40).strip().lower()
         if provider and provider not in PROVIDERS:
-            raise TenantSettingsError(f"Provider {provider!r} is not known; use one of {', '.join(PROVIDERS)}, or leave "
-                                      "it empty for the process default.")
+            raise TenantSettingsError(f"Provider {provider!r} is not known; use one of {', '.join(PROVIDERS)}, "
+                                      "or leave it empty for the process default.")
         return provider
     if name == "model":
         model = _text(name, value, 200).strip()
@@ -334,8 +338,8 @@ def _catalog(name: str, value: Any) -> dict[str, str]:
         description = _text(f"The description of {label} '{ident}'", raw_description, MAX_DESCRIPTION).strip()
         if not _ID.match(ident):
             raise TenantSettingsError(
-                f"The {label} id {ident!r} is not valid: use 1-64 lowercase letters, digits, '_' or '-', starting with a "
-                "letter or digit, e.g. 'billing_question'.")
+                f"The {label} id {ident!r} is not valid: use 1-64 lowercase letters, digits, '_' or '-', "
+                "starting with a letter or digit, e.g. 'billing_question'.")
         if ident in out:
             raise TenantSettingsError(f"The {label} id '{ident}' appears twice; each id names one entry.")
         if not description:
@@ -350,8 +354,8 @@ def _check_provider(provider: str, model: str, process: Settings) -> None:
     if provider and provider not in available:
         need = "ANTHROPIC_API_KEY" if provider == "anthropic" else "COBERTURA_OPENAI_BASE_URL"
         raise TenantSettingsError(
-            f"This process cannot use {provider}: {need} is not set in its environment. Keys and endpoints come from the "
-            f"environment only; available here: {', '.join(available)}.")
+            f"This process cannot use {provider}: {need} is not set in its environment. Keys and endpoints "
+            f"come from the environment only; available here: {', '.join(available)}.")
     if model and provider not in ("anthropic", "openai"):
         raise TenantSettingsError("A model can only be chosen with the anthropic or openai provider; choose one first "
                                   "(the offline responder and the process default have no model to pick).")

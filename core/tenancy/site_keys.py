@@ -73,8 +73,9 @@ def ensure(ctx: TenantContext, store: Store) -> SiteKeys:
     with store.write() as db:
         if _row(ctx, store) is None:
             now = store.clock.stamp()
-            db.execute("INSERT INTO site_keys (tenant_id, public_key, secret, key_rotated_at, secret_rotated_at, rotated_by) "
-                       "VALUES (?,?,?,?,?,?)", [ctx.tenant_id, _new_public(), _new_secret(), now, now, ctx.actor])
+            db.execute("INSERT INTO site_keys (tenant_id, public_key, secret, key_rotated_at, secret_rotated_at, "
+                       "rotated_by) VALUES (?,?,?,?,?,?)",
+                       [ctx.tenant_id, _new_public(), _new_secret(), now, now, ctx.actor])
     return SiteKeys(**_row(ctx, store))  # type: ignore[arg-type]
 
 

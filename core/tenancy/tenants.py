@@ -33,7 +33,8 @@ def hash_password(password: str) -> str:
     salt = secrets.token_bytes(16)
     n, r, p = 2**14, 8, 1
     digest = hashlib.scrypt(password.encode("utf-8"), salt=salt, n=n, r=r, p=p, dklen=32)
-    return "$".join(["scrypt", str(n), str(r), str(p), base64.b64encode(salt).decode(), base64.b64encode(digest).decode()])
+    return "$".join(["scrypt", str(n), str(r), str(p), base64.b64encode(salt).decode(),
+                     base64.b64encode(digest).decode()])
 
 
 def verify_password(password: str, stored: str) -> bool:
@@ -62,7 +63,8 @@ def create_tenant(store: Store, slug: str, name: str | None = None) -> dict:
     with store.write() as db:
         if store.query("SELECT 1 FROM tenants WHERE slug = ?", [slug]):
             raise TenancyError(f"Tenant '{slug}' already exists; pick another slug or use the existing one.")
-        db.execute("INSERT INTO tenants (slug, name, created_at) VALUES (?, ?, ?)", [slug, name or slug, store.clock.stamp()])
+        db.execute("INSERT INTO tenants (slug, name, created_at) VALUES (?, ?, ?)",
+                   [slug, name or slug, store.clock.stamp()])
     return store.query("SELECT id, slug, name, created_at FROM tenants WHERE slug = ?", [slug])[0]
 
 

@@ -187,14 +187,16 @@ class OfflineResponder:
             if not any(u[6] == best_passage and figure.search(u[5]) for u in scored):
                 figure = _DIGIT  # no figure of the asked kind there: any figure
             scored.sort(key=lambda u: (u[6] == best_passage,
-                                       u[0] + (t.number_bonus if u[6] == best_passage and figure.search(u[5]) else 0.0)),
+                                       u[0] + (t.number_bonus if u[6] == best_passage and figure.search(u[5])
+                                               else 0.0)),
                         reverse=True)
         confidence, cov, sim = scored[0][0], scored[0][1], scored[0][2]
         if sim < t.min_similarity or confidence < t.min_confidence:
             return not_covered
         if scored[0][7] and cov < t.min_coverage:  # the question's specific words are not in what was found
             return not_covered
-        best_unit = scored[0] if not revision else next(u for u in scored if u[4] == int(u[4]))  # revision: one sentence
+        best_unit = (scored[0] if not revision
+                     else next(u for u in scored if u[4] == int(u[4])))  # revision: one sentence
         body = " ".join(f"{_as_claim(c)} [[cite:{best_unit[6]}]]" for c in sentences(best_unit[5]))
         return f"{prompts.message('framing', lang)}\n\n{body}"
 
@@ -235,19 +237,23 @@ class OfflineResponder:
 
 _DIGIT = re.compile(r"\d")
 _NUMBER_QUESTION = re.compile(
-    r"\b(?:cu[áa]nto|cu[áa]nta|cu[áa]ntos|cu[áa]ntas|precio|cuesta|cuestan|a qu[ée] hora|qu[ée] horario|en qu[ée] a[ñn]o"
+    r"\b(?:cu[áa]nto|cu[áa]nta|cu[áa]ntos|cu[áa]ntas|precio|cuesta|cuestan|a qu[ée] hora|qu[ée] horario"
+    r"|en qu[ée] a[ñn]o"
     r"|quanto|quanta|quantos|quantas|pre[çc]o|custa|custam|a que horas|em que ano"
     r"|how much|how many|how long|what time|which year|what year|price|cost|costs)\b", re.IGNORECASE)
 
 
 #: (what the question asks for, what a figure of that kind looks like): a time of day, a price
 _FIGURE_KINDS = (
-    (re.compile(r"\b(?:a qu[ée] hora|qu[ée] horario|horarios?|a que horas|hor[áa]rios?|what time|opening hours|open hours)\b",
+    (re.compile(r"\b(?:a qu[ée] hora|qu[ée] horario|horarios?|a que horas|hor[áa]rios?"
+                r"|what time|opening hours|open hours)\b",
                 re.IGNORECASE),
      re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:h|am|pm|a\.m\.|p\.m\.)(?!\w)", re.IGNORECASE)),
-    (re.compile(r"\b(?:cu[áa]nto cuesta|cu[áa]nto cuestan|cu[áa]nto vale|precio|quanto custa|quanto custam|pre[çc]o|how much|price|cost)\b",
+    (re.compile(r"\b(?:cu[áa]nto cuesta|cu[áa]nto cuestan|cu[áa]nto vale|precio|quanto custa|quanto custam|pre[çc]o"
+                r"|how much|price|cost)\b",
                 re.IGNORECASE),
-     re.compile(r"\d[\d.,]*\s*(?:€|\$|r\$|(?:euros?|usd|reais|eur)\b)|[€$]\s*\d|\bgratis\b|\bgratuit[oa]\b|\bfree\b", re.IGNORECASE)),
+     re.compile(r"\d[\d.,]*\s*(?:€|\$|r\$|(?:euros?|usd|reais|eur)\b)|[€$]\s*\d|\bgratis\b|\bgratuit[oa]\b|\bfree\b",
+                re.IGNORECASE)),
 )
 
 

@@ -85,7 +85,8 @@ class OpenAICompatibleProvider:
         }
         if tools:
             body["tools"] = [
-                {"type": "function", "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
+                {"type": "function",
+                 "function": {"name": t.name, "description": t.description, "parameters": t.parameters}}
                 for t in tools
             ]
         headers = {"Authorization": f"Bearer {self._api_key}"} if self._api_key else {}
