@@ -128,6 +128,8 @@ def page_context(rt: Runtime) -> TenantContext:
     page without the sign-in and the role gate of app.py's navigation. A page run that way shows only the
     way to sign in and stops."""
     if PagesManager.uses_pages_directory:  # the legacy navigation ran this file, not app.py
+        # replaces the legacy sidebar (every file of pages/) and ends the legacy mode for the whole process
+        st.navigation([st.Page(sign_in_page, title="Sign in")], position="hidden")
         st.info("Sign in first: open the [start page](/) of the admin app.")
         st.stop()
     return context(rt)
