@@ -211,7 +211,7 @@ def cmd_read(args) -> int:
 
 
 def cmd_preview(args) -> int:
-    from core.knowledge.training import chunk_source
+    from core.knowledge.training import chunk_source, source_units
 
     rt = _runtime()
     source = sources_mod.get(_ctx(rt, args.slug), rt.store, args.path)
@@ -221,14 +221,19 @@ def cmd_preview(args) -> int:
               for n, (a, b, t) in enumerate(chunk_source(source))]
     for left, right in zip(chunks, chunks[1:]):
         left["overlap_with_next"] = max(0, left["end"] - right["start"])
+    units = source_units(source)
+    for chunk in chunks:
+        chunk["units"] = [u["kind"] for u in units if u["start"] < chunk["end"] and u["end"] > chunk["start"]]
     data = {"path": source.path, "title": source.title, "type": source.type, "language": source.language,
-            "changed_since_training": source.changed, "extracted_text": source.content, "chunks": chunks}
+            "changed_since_training": source.changed, "extracted_text": source.content, "units": units,
+            "chunks": chunks}
     text = (f"== {source.path} — {source.title} ({source.type}, {source.language}, "
             f"{'changed since training' if source.changed else 'trained'})\n")
     text += f"-- extracted text ({len(source.content)} chars) --\n{source.content}\n"
     for chunk in chunks:
         text += (f"-- chunk {chunk['ordinal']}: chars {chunk['start']}-{chunk['end']} ({chunk['chars']}), "
-                 f"overlap with next {chunk.get('overlap_with_next', 0)} --\n{chunk['text']}\n")
+                 f"overlap with next {chunk.get('overlap_with_next', 0)}, units: {', '.join(chunk['units'])} --\n"
+                 f"{chunk['text']}\n")
     _print(data, args.json, text)
     return 0
 

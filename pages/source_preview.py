@@ -10,7 +10,7 @@ import streamlit as st
 
 from core.knowledge.chunking import MAX_CHARS, OVERLAP
 from core.knowledge.sources import Source
-from core.knowledge.training import chunk_id, chunk_source
+from core.knowledge.training import chunk_id, chunk_source, source_units
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages.display import stamp
@@ -98,14 +98,23 @@ def highlighted(text: str, spans: list[tuple[int, int, str]]) -> str:
             + "".join(out) + "</div>")
 
 
+def _unit_label(unit: dict) -> str:
+    """'FAQ: Why do …?', 'command', 'paragraph' …: what a person reads as one piece."""
+    names = {"faq": "FAQ", "procedure": "sentence + command", "section": "heading + text", "qa": "Q&A"}
+    label = names.get(unit["kind"], unit["kind"])
+    return f"{label}: {unit['question'][:60]}" if unit.get("question") and unit["kind"] == "faq" else label
+
+
 def chunks_tab(rt: Runtime, ctx: TenantContext, source: Source) -> None:
-    text, spans = preview_text(source), chunk_source(source)
+    text, spans, units = preview_text(source), chunk_source(source), source_units(source)
     trained = {c.id for c in rt.index.chunks_of(ctx, source.id)}
     rows = []
     for n, (start, end, chunk) in enumerate(spans):
         previous_end = spans[n - 1][1] if n else start
         cid = chunk_id(source.id, n, chunk)
-        rows.append({"#": n + 1, "Start": start, "End": end, "Length": end - start,
+        inside = [u for u in units if u["start"] < end and u["end"] > start]
+        rows.append({"#": n + 1, "Units": ", ".join(_unit_label(u) for u in inside),
+                     "Start": start, "End": end, "Length": end - start,
                      "Overlap with previous": max(0, previous_end - start) if n else 0,
                      "Trained": "✓" if cid in trained else "pending", "Chunk id": cid, "Text": chunk})
     note = "" if not source.changed else (

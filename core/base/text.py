@@ -26,12 +26,26 @@ def is_boundary(text: str, start: int, end: int, lower_may_start: bool = False) 
     return lower_may_start or not text[end: end + 40].lstrip()[:1].islower()
 
 
+def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
+    """(start, end) of the sentences of ``text[start:end]``, trimmed of spacing; the one place sentences end."""
+    end = len(text) if end is None else end
+    out, cursor = [], start
+    for m in _SOURCE_BREAK.finditer(text, start, end):
+        if m.group(0) == "\n" or is_boundary(text, m.start(), m.end(), lower_may_start=True):
+            out.append((cursor, m.end()))
+            cursor = m.end()
+    out.append((cursor, end))
+    trimmed = []
+    for a, b in out:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            trimmed.append((a, b))
+    return trimmed
+
+
 def sentences(text: str) -> list[str]:
     """The sentences of a source text (also where extraction lost the space: 'century.First')."""
-    out, cursor = [], 0
-    for m in _SOURCE_BREAK.finditer(text):
-        if m.group(0) == "\n" or is_boundary(text, m.start(), m.end(), lower_may_start=True):
-            out.append(text[cursor: m.end()])
-            cursor = m.end()
-    out.append(text[cursor:])
-    return [s.strip() for s in out if s.strip()]
+    return [text[a:b] for a, b in sentence_spans(text)]

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import PurePath
 
 from core.base.errors import UserError
+from core.knowledge import normalize
+from core.knowledge.units import blocks
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".csv", ".jsonl")
 _QUESTION_KEYS = ("question", "pregunta", "pergunta", "q")
@@ -56,29 +58,45 @@ def _clean(text: str) -> str:
     return re.sub(r"\n{3,}", "\n\n", text).strip()
 
 
+def _file_title(filename: str) -> str:
+    return PurePath(filename).stem.replace("-", " ").replace("_", " ").strip().capitalize()
+
+
+def _first_heading(text: str) -> str:
+    """The first block of canonical text when it is a heading (not a question) over more text, else ''."""
+    found = blocks(text)
+    if len(found) < 2 or found[0].kind != "heading":
+        return ""
+    return text[found[0].start:found[0].end].lstrip("#").strip()
+
+
 def _markdown(text: str, filename: str) -> Extracted:
-    title = PurePath(filename).stem.replace("-", " ").replace("_", " ").strip().capitalize()
-    for line in text.splitlines():
-        match = re.match(r"^#\s+(.+?)\s*#*\s*$", line)
-        if match:
-            title = match.group(1)
-            break
-    return Extracted(title=title, content=_clean(text), type="file")
+    title, body = normalize.markdown(text)
+    return Extracted(title=title or _file_title(filename), content=_clean(body), type="file")
+
+
+def _plain(text: str, filename: str) -> Extracted:
+    body = _clean(normalize.plain_text(text))
+    return Extracted(title=_first_heading(body) or _file_title(filename), content=body, type="file")
 
 
 def html_to_text(html: str, url: str = "") -> tuple[str, str]:
-    """(title, main text) of an HTML page: trafilatura's main content, html-text when that finds nothing."""
+    """(title, canonical text) of an HTML page: trafilatura's main content as markdown, made canonical (links as
+    text, code kept, layout gone); html-text's layout text when trafilatura finds nothing."""
     import html_text
     import trafilatura
 
-    text = trafilatura.extract(html, url=url or None, include_tables=True, include_comments=False, favor_recall=True)
-    if not text or len(text.strip()) < 40:
-        text = html_text.extract_text(html, guess_layout=True)
+    text = trafilatura.extract(html, url=url or None, output_format="markdown", include_tables=True,
+                               include_comments=False, include_formatting=True, include_links=True,
+                               favor_recall=True)
+    heading, body = normalize.markdown(text) if text else ("", "")
+    if len(body.strip()) < 40:
+        body = normalize.plain_text(html_text.extract_text(html, guess_layout=True))
     title = ""
     meta = trafilatura.extract_metadata(html)
     if meta is not None and meta.title:
         title = meta.title
-    return title.strip(), _clean(text or "")
+    return (title or heading).strip(), _clean(body)
 
 
 def _html(text: str, filename: str, url: str = "") -> Extracted:
@@ -102,10 +120,11 @@ def _pdf(data: bytes, filename: str) -> Extracted:
         raise
     except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
         raise ExtractionError(f"{filename}: not a readable PDF ({exc}); re-export it and retry.") from exc
-    body = _clean("\n\n".join(p for p in pages if p))
+    body = _clean(normalize.plain_text("\n\n".join(p for p in pages if p)))
     if not body:
         raise ExtractionError(f"{filename}: the PDF has no text layer (a scan?); run OCR on it or upload the text.")
-    return Extracted(title=title.strip() or PurePath(filename).stem, content=body, type="file")
+    return Extracted(title=title.strip() or _first_heading(body) or PurePath(filename).stem, content=body,
+                     type="file")
 
 
 def _docx(data: bytes, filename: str) -> Extracted:
@@ -205,7 +224,7 @@ def extract_file(filename: str, data: bytes) -> list[Extracted]:
         return _csv(text, filename)
     if suffix == ".jsonl":
         return _jsonl(text, filename)
-    extracted = _markdown(text, filename)
+    extracted = _markdown(text, filename) if suffix in (".md", ".markdown") else _plain(text, filename)
     if not extracted.content:
         raise ExtractionError(f"{filename}: the file has no text.")
     return [extracted]

@@ -23,6 +23,7 @@ from core.knowledge.chunking import chunk_qa, chunk_text
 from core.knowledge.embeddings import Embedder
 from core.knowledge.keyword_index import KeywordDoc, KeywordIndex
 from core.knowledge.sources import Source
+from core.knowledge.units import units as text_units
 from core.knowledge.variants import Variants
 from core.knowledge.vector_index import VectorIndex
 from core.tenancy.context import TenantContext
@@ -82,6 +83,15 @@ def chunk_source(source: Source) -> list[tuple[int, int, str]]:
     """(start, end, text) of a source's chunks: Q&A pairs whole, other text by the chunker."""
     spans = chunk_qa(source.title, source.content) if source.type == "qa" else chunk_text(source.content)
     return [(s.start, s.end, s.text) for s in spans]
+
+
+def source_units(source: Source) -> list[dict]:
+    """The units the chunker read in a source (K2 preview): kind, boundaries, an FAQ entry's question."""
+    if source.type == "qa":
+        text = f"{source.title.strip()}\n{source.content.strip()}"
+        return [{"kind": "qa", "start": 0, "end": len(text), "question": source.title.strip()}]
+    return [{"kind": u.kind, "start": u.start, "end": u.end, "question": u.question}
+            for u in text_units(source.content)]
 
 
 def indexed_text(source: Source, text: str) -> str:

@@ -7,6 +7,7 @@ cover the question (and the loop abstains). Deterministic; thresholds tuned on t
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -19,6 +20,8 @@ from core.base.language import detect
 from core.knowledge import variants
 from core.knowledge.keyword_index import terms
 
+_FENCE_LINE = re.compile(r"^(```|~~~)")
+MAX_QUESTION_LINE = 200  # a line of its own ending in '?' and no longer than this is a question, not an answer
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[¿¡\"'«“(]?[A-ZÁÉÍÓÚÑÇÀÂÊÔÃÕ0-9])|\n+")
 SHORT_SENTENCE = 80  # a sentence this short ("Tienda de Madrid: calle X 1.") rarely holds the whole fact
 _ENTITY = re.compile(r"\b(?:\d[\d.,:]*|[A-ZÁÉÍÓÚÑÇ][\w-]+)\b")
@@ -77,17 +80,52 @@ def _passages(messages: Sequence[Message], since: int) -> list[dict]:
     return out
 
 
+def _parts(body: str) -> list[tuple[str, bool]]:
+    """(text, is_code) of a passage: its prose sentences, and each line of its fenced code. Headings and
+    question lines (an FAQ entry's question) are context, never an answer: they are left out here."""
+    out, in_code = [], False
+    for line in body.split("\n"):
+        stripped = line.strip()
+        if _FENCE_LINE.match(stripped):
+            in_code = not in_code
+        elif stripped and in_code:
+            out.append((stripped, True))
+        elif stripped and not _is_heading(stripped) and not _is_question_line(stripped):
+            out += [(sentence, False) for sentence in sentences(stripped)]
+    return out
+
+
 def _units(considered: list[dict]) -> list[tuple]:
-    """(rank, position, text, passage, language) of each sentence of the passages, and of adjacent pairs."""
+    """(rank, position, text, passage, language) of each sentence of the passages, and of adjacent pairs; a
+    sentence that introduces code ('…create the dictionary:') forms one unit with the code lines after it."""
     units = []
     for rank, passage in enumerate(considered):
         body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
-        parts = [x for x in sentences(body) if not _is_heading(x)]
-        for position, sentence in enumerate(parts):
-            units.append((rank, position, sentence, passage, _lang_of(passage)))
-            if position + 1 < len(parts):  # a fact often spans two sentences ("Tienda X: ... Abierta de ...")
-                units.append((rank, position + 0.5, f"{sentence} {parts[position + 1]}", passage, _lang_of(passage)))
+        parts = _parts(body)
+        for position, (sentence, code) in enumerate(parts):
+            units.append((rank, position, _with_code(sentence, parts, position + 1), passage, _lang_of(passage)))
+            nxt = parts[position + 1] if position + 1 < len(parts) else None
+            if nxt is not None and not code and not nxt[1] and not sentence.endswith(":"):
+                pair = _with_code(f"{sentence} {nxt[0]}", parts, position + 2)  # a fact often spans two sentences
+                units.append((rank, position + 0.5, pair, passage, _lang_of(passage)))
     return units
+
+
+def _with_code(text: str, parts: list[tuple[str, bool]], after: int) -> str:
+    """A text that introduces code ('…create the dictionary:') with the code lines that follow it."""
+    following = list(itertools.takewhile(lambda part: part[1], parts[after:]))
+    return "\n".join([text, *(line for line, _ in following)]) if text.endswith(":") and following else text
+
+
+def _context_terms(passage: dict, lang: str) -> set[str]:
+    """What a sentence of the passage stands under: its title, and its headings and question lines."""
+    lines = [line.strip() for line in passage["text"].split("\n")]
+    heads = [line.lstrip("#") for line in lines if _is_heading(line) or _is_question_line(line)]
+    return set(terms(lang, " ".join([passage.get("title", ""), *heads])))
+
+
+def _is_question_line(line: str) -> bool:
+    return len(line) <= MAX_QUESTION_LINE and line.rstrip("#").rstrip().endswith("?")
 
 
 def sentences(text: str) -> list[str]:
@@ -168,7 +206,7 @@ class OfflineResponder:
         for rank, position, sentence, passage, p_lang in units:
             if p_lang == lang or p_lang in weights:
                 # the passage's title is the sentence's context: "Plan Pro: 19,90 €" under "Lumen Care" covers both
-                context = set(terms(p_lang, passage.get("title", "")))
+                context = _context_terms(passage, p_lang)
                 cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, sentence)) | context)
                 passage_cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, passage["text"])))
             else:  # stems do not cross languages: shared names and numbers still do
@@ -197,8 +235,7 @@ class OfflineResponder:
             return not_covered
         best_unit = (scored[0] if not revision
                      else next(u for u in scored if u[4] == int(u[4])))  # revision: one sentence
-        body = " ".join(f"{_as_claim(c)} [[cite:{best_unit[6]}]]" for c in sentences(best_unit[5]))
-        return f"{prompts.message('framing', lang)}\n\n{body}"
+        return f"{prompts.message('framing', lang)}\n\n{_cited(best_unit[5], best_unit[6])}"
 
     def _compose_qa(self, question: str, lang: str, best: dict, passages: list[dict]) -> str:
         """The answer of the Q&A pair ``best``, each sentence cited; "" when the pair does not answer."""
@@ -300,6 +337,13 @@ def _entity_overlap(question: str, sentence: str) -> float:
 
 def _is_heading(sentence: str) -> bool:
     return sentence.lstrip().startswith("#")
+
+
+def _cited(unit: str, chunk_id: str) -> str:
+    """A unit as released: each sentence of its first line cited, then each code line on its own line, cited."""
+    first, *code = unit.split("\n")
+    lines = [" ".join(f"{_as_claim(c)} [[cite:{chunk_id}]]" for c in sentences(first))]
+    return "\n".join([*lines, *(f"{line} [[cite:{chunk_id}]]" for line in code)])
 
 
 def _as_claim(sentence: str) -> str:

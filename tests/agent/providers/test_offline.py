@@ -185,3 +185,22 @@ def test_a_pair_that_is_the_most_similar_passage_decides_even_when_a_text_ranks_
     # ranked first by its best sentence, but the pair is closer: the pair's rule decides (a different question)
     assert (OfflineResponder().compose("¿Alquiláis bicicletas por días?", "es", [shipping, assembly])
             == prompts.message("abstain", "es"))
+
+
+FAQ_ENTRY = {"id": "f1", "source": "docs/procps-faq", "type": "file", "language": "en", "similarity": 0.93,
+             "match": "rank 1", "title": "Procps faq",
+             "text": "Why do long usernames get printed as numbers?\n\nThe standards require that user names be "
+                     "printed as decimal integers when there is not enough room in the column. The easy way is to "
+                     "directly specify the desired width:\n\n```\nps -o pid,user:19,comm\n```"}
+
+
+def test_the_question_line_of_an_faq_entry_is_never_the_answer():
+    text = OfflineResponder().compose("Why do long usernames get printed as numbers?", "en", [FAQ_ENTRY])
+    assert "Why do long usernames get printed as numbers?" not in text
+    assert "printed as decimal integers" in text
+
+
+def test_a_sentence_that_introduces_a_command_is_released_with_the_command():
+    text = OfflineResponder().compose("How do I specify the width of the user column?", "en", [FAQ_ENTRY])
+    assert text.endswith("The easy way is to directly specify the desired width: [[cite:f1]]\n"
+                         "ps -o pid,user:19,comm [[cite:f1]]")

@@ -1,0 +1,225 @@
+"""Text as a person reads it (K2): the canonical text every import is stored as. Pure functions.
+
+The canonical text is a small markdown subset, one *block* per blank-line-separated piece:
+
+- a paragraph is one line (hard-wrapped lines joined);
+- a heading is ``#`` .. ``######`` and its text (from markdown and HTML; in plain text a short line of its
+  own is read as a heading by ``core.knowledge.units``, nothing is added to it);
+- a list is one ``- item`` line per item;
+- a code or command block is fenced with three backticks and kept verbatim;
+- a table row is ``| cell | cell |``.
+
+Markdown goes through markdown-it-py: links become their text (with the URL when it is absolute), emphasis
+marks and images go, HTML blocks keep only their text, code stays verbatim. Plain text (also PDF text
+and HTML turned to markdown by trafilatura) is joined into paragraphs; a block indented deeper than the
+document's prose is code; a short line followed by deeper-indented lines is a definition (``term: text``).
+"""
+from __future__ import annotations
+
+import html
+import re
+from collections import Counter
+
+_BULLET = re.compile(r"^(?:[-*•+·]|\d{1,3}[.)]|[a-z][.)])\s+")
+_TAG = re.compile(r"<[^>]+>")
+_SPACES = re.compile(r"[ \t]+")
+_FENCE = "```"
+_ABSOLUTE = re.compile(r"^(?:https?|mailto|ftp)://|^mailto:", re.IGNORECASE)
+
+
+# -- plain text ---------------------------------------------------------------------------------------------
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))
+
+
+def _blocks(text: str) -> list[list[str]]:
+    out, current = [], []
+    for line in text.expandtabs(8).replace("\r\n", "\n").replace("\r", "\n").split("\n"):
+        if line.strip():
+            current.append(line.rstrip())
+        elif current:
+            out.append(current)
+            current = []
+    if current:
+        out.append(current)
+    return out
+
+
+def _prose_indent(blocks: list[list[str]]) -> int:
+    """The indentation most prose lines of the document have (what paragraphs are written at)."""
+    counts = Counter(_indent(line) for block in blocks for line in block if len(line.strip()) >= 40)
+    return min(counts, key=lambda i: (-counts[i], i)) if counts else 0
+
+
+def _join(lines: list[str]) -> str:
+    """Hard-wrapped lines as one line: a word split by a hyphen at a line end ('exam-' 'ple') is rejoined."""
+    out = ""
+    for line in (ln.strip() for ln in lines):
+        if out.endswith("-") and len(out) > 1 and out[-2].isalpha() and line[:1].islower():
+            out = out[:-1] + line
+        else:
+            out = f"{out} {line}" if out else line
+    return _SPACES.sub(" ", out)
+
+
+def _code(lines: list[str]) -> str:
+    cut = min(_indent(line) for line in lines)
+    return "\n".join([_FENCE, *(line[cut:] for line in lines), _FENCE])
+
+
+def _pieces(block: list[str], base: int) -> list[str]:
+    """One blank-line block of plain text as canonical blocks (a block may hold a list, or prose then code)."""
+    out, prose, items, code = [], [], [], []
+
+    def flush_prose():
+        if prose:
+            out.append(_join(prose))
+            prose.clear()
+
+    def flush_items():
+        if items:
+            out.append("\n".join("- " + _join(item) for item in items))
+            items.clear()
+
+    def flush_code():
+        if code:
+            out.append(_code(code))
+            code.clear()
+
+    for line in block:
+        depth, body = _indent(line), line.strip()
+        if depth >= base + 4 and not items and not (prose and depth < base + 8 and _definition(prose)):
+            flush_prose()
+            code.append(line)
+            continue
+        flush_code()
+        bullet = _BULLET.match(body)
+        if bullet:
+            flush_prose()
+            items.append([body[bullet.end():]])
+        elif items and depth > base:
+            items[-1].append(body)
+        else:
+            flush_items()
+            prose.append(line)
+    flush_prose()
+    flush_items()
+    flush_code()
+    return out
+
+
+def _definition(prose: list[str]) -> bool:
+    """A one-line term ('-a, --all') whose description is indented below it: joined, not code."""
+    return len(prose) == 1 and len(prose[0].strip()) <= 60
+
+
+def plain_text(text: str) -> str:
+    """Hard-wrapped plain text as canonical text (see the module docstring)."""
+    blocks = _blocks(text)
+    base = _prose_indent(blocks)
+    out = []
+    for block in blocks:
+        if len(block) >= 2 and re.fullmatch(r"[=\-~^*]{3,}", block[1].strip()) and len(block[0].strip()) <= 100:
+            out.append(("# " if block[1].strip()[0] == "=" else "## ") + block[0].strip())  # underlined heading
+            block = block[2:]
+            if not block:
+                continue
+        if len(block) >= 2 and _definition([block[0]]) and _indent(block[1]) >= _indent(block[0]) + 4 and all(
+                _indent(line) >= _indent(block[0]) + 4 for line in block[1:]) and not _BULLET.match(block[0].strip()):
+            term = block[0].strip()
+            out.append(f"{term}: {_join(block[1:])}" if not term.endswith(":") else f"{term} {_join(block[1:])}")
+            continue
+        out.extend(_pieces(block, base))
+    return "\n\n".join(p for p in out if p.strip())
+
+
+# -- markdown -----------------------------------------------------------------------------------------------
+def _inline(token) -> str:
+    """An inline token's children as plain text: links as text (+ absolute URL), code kept, marks dropped."""
+    out, link = [], None
+    for child in token.children or []:
+        kind = child.type
+        if kind == "text":
+            out.append(child.content)
+        elif kind == "code_inline":
+            out.append(f"`{child.content}`")
+        elif kind in ("softbreak", "hardbreak"):
+            out.append(" ")
+        elif kind == "link_open":
+            link = (len(out), child.attrs.get("href", ""))
+        elif kind == "link_close" and link is not None:
+            start, href = link
+            label = "".join(out[start:]).strip()
+            if href and _ABSOLUTE.match(href) and href.rstrip("/") not in (label, label.rstrip("/")):
+                out.append(f" ({href.removeprefix('mailto:')})" if label else href)
+            link = None
+        elif kind == "html_inline":
+            continue
+    return _SPACES.sub(" ", "".join(out)).strip()
+
+
+def _html_text(fragment: str) -> str:
+    return _SPACES.sub(" ", html.unescape(_TAG.sub(" ", fragment))).strip()
+
+
+def _cells(tokens, i: int) -> tuple[list[str], int]:
+    cells = []
+    while tokens[i].type != "tr_close":
+        if tokens[i].type == "inline":
+            cells.append(_inline(tokens[i]))
+        i += 1
+    return cells, i
+
+
+def markdown(text: str) -> tuple[str, str]:
+    """(title, canonical text) of a markdown document; the title is its first heading ('' if none)."""
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").enable("table").parse(text)
+    out, title, items, i = [], "", [], 0
+    while i < len(tokens):
+        token = tokens[i]
+        kind = token.type
+        if kind == "heading_open":
+            heading = _inline(tokens[i + 1])
+            if heading:
+                title = title or heading
+                out.append("#" * int(token.tag[1]) + " " + heading)
+            i += 2
+        elif kind == "paragraph_open":
+            body = _inline(tokens[i + 1])
+            if body:
+                (items[-1] if items else out).append(body)
+            i += 2
+        elif kind == "list_item_open":
+            _flush_item(items, out)  # a nested list: its parent item's text comes first
+            items.append([])
+        elif kind == "list_item_close":
+            item = items.pop()
+            if item:
+                out.append("- " + " ".join(item))
+        elif kind in ("fence", "code_block"):
+            _flush_item(items, out)  # an item's sentence, then its command
+            out.append("\n".join([_FENCE, token.content.rstrip("\n"), _FENCE]))
+        elif kind == "html_block":
+            body = _html_text(token.content)
+            if body:
+                out.append(body)
+        elif kind == "tr_open":
+            cells, i = _cells(tokens, i)
+            if any(cells):
+                out.append("| " + " | ".join(cells) + " |")
+        i += 1
+    return title, _merge_rows("\n\n".join(p for p in out if p.strip()))
+
+
+def _flush_item(items: list[list[str]], out: list[str]) -> None:
+    if items and items[-1]:
+        out.append("- " + " ".join(items[-1]))
+        items[-1].clear()
+
+
+def _merge_rows(text: str) -> str:
+    """Rows of one table, and items of one list, on consecutive lines (one block)."""
+    text = re.sub(r"(?m)^(\|[^\n]*\|)\n\n(?=\|)", r"\1\n", text)
+    return re.sub(r"(?m)^(- [^\n]*)\n\n(?=- )", r"\1\n", text)
