@@ -211,6 +211,22 @@ def _ask_all(rt, ctx, questions: list[dict], mapping: dict[str, str]) -> list[di
     return rows
 
 
+def code_fingerprint() -> dict:
+    """The commit and a hash of the working tree's core/ sources: other people edit core/ while benchmarks run."""
+    root = Path(__file__).resolve().parent.parent
+    digest = hashlib.sha256()
+    for path in sorted((root / "core").rglob("*.py")):
+        digest.update(path.relative_to(root).as_posix().encode() + b"\0" + path.read_bytes())
+    head = root / ".git" / "HEAD"
+    ref = head.read_text().strip() if head.is_file() else ""
+    if ref.startswith("ref: "):
+        loose, packed = root / ".git" / ref[5:], root / ".git" / "packed-refs"
+        lines = packed.read_text().splitlines() if packed.is_file() else []
+        ref = loose.read_text().strip() if loose.is_file() else next(
+            (line.split()[0] for line in lines if line.endswith(" " + ref[5:])), "")
+    return {"commit": ref or None, "core_sha256": digest.hexdigest()[:16]}
+
+
 def run(split: str) -> dict:
     from bench.harness import cached_embedder, percentiles, scratch_settings
     from core.runtime import open_runtime
@@ -230,7 +246,7 @@ def run(split: str) -> dict:
     rt.close()
     failures = [{k: r[k] for k in ("id", "doc", "verdict", "question", "status", "answer", "cited", "fact_in_import")}
                 for r in rows if r["verdict"] not in ("answered_right", "refused_uncovered")]
-    return {"split": split, "responder": "offline",
+    return {"split": split, "responder": "offline", "code": code_fingerprint(),
             "documents": {n: {"shape": shape_of(n), "path": mapping.get(n)} for n in names},
             "import_errors": errors, "train": train.as_dict(), split: summarize(rows),
             "per_shape": _breakdown(rows, "shape"), "per_language": _breakdown(rows, "language"),

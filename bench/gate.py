@@ -32,7 +32,7 @@ from bench.datasets import data_root, load_retrieval, norm, split_of
 from bench.harness import percentiles
 from core.base.language import content_words
 from core.base.text import sentences
-from core.grounding import claims, gate as grounding
+from core.grounding import claims, support as grounding
 from core.grounding.gate import PASSING, Evidence, check, split_claims
 
 ANCHOR = {"right_passed": 0.945, "hallucinated_blocked": 0.887, "balanced_accuracy": 0.916,
@@ -133,7 +133,7 @@ def begin(split: str, latencies: list[float]) -> dict:
 
 def _fresh_check(answer: str, evidence: Evidence) -> float:
     """Seconds for one check with every per-text cache emptied (the word-stem memo is kept)."""
-    for cache in (grounding._source, grounding._facts, claims._detect):
+    for cache in (grounding.source_of, grounding.facts_of, claims._detect):
         cache.cache_clear()
     started = time.perf_counter()
     check(answer, evidence)

@@ -24,6 +24,7 @@ _BULLET = re.compile(r"^(?:[-*•+·]|\d{1,3}[.)]|[a-z][.)])\s+")
 _TAG = re.compile(r"<[^>]+>")
 _SPACES = re.compile(r"[ \t]+")
 _FENCE = "```"
+_RULE = re.compile(r"[-=~_*#]{8,}")
 _ABSOLUTE = re.compile(r"^(?:https?|mailto|ftp)://|^mailto:", re.IGNORECASE)
 
 
@@ -86,13 +87,21 @@ def _pieces(block: list[str], base: int) -> list[str]:
             out.append(_code(code))
             code.clear()
 
-    for line in block:
+    for n, line in enumerate(block):
         depth, body = _indent(line), line.strip()
-        if depth >= base + 4 and not items and not (prose and depth < base + 8 and _definition(prose)):
+        if _RULE.fullmatch(body):  # a separator line: it ends what came before, and is no text
+            flush_prose(), flush_items(), flush_code()
+            continue
+        deeper = depth >= base + 4 and not items and not (prose and depth < base + 8 and _definition(prose))
+        if deeper and not code and not _looks_like_code(_run(block, n, depth)):
+            deeper = False
+        if deeper:
             flush_prose()
             code.append(line)
             continue
         flush_code()
+        if len(prose) == 1 and prose[0].strip().endswith("?") and len(prose[0].strip()) <= 200 and not out:
+            flush_prose()  # a question on the first line of its block, its answer below it
         bullet = _BULLET.match(body)
         if bullet:
             flush_prose()
@@ -108,9 +117,34 @@ def _pieces(block: list[str], base: int) -> list[str]:
     return out
 
 
+def _run(block: list[str], n: int, depth: int) -> list[str]:
+    """The lines from ``n`` on that are indented at least ``depth``."""
+    out = []
+    for line in block[n:]:
+        if _indent(line) < depth:
+            break
+        out.append(line)
+    return out
+
+
 def _definition(prose: list[str]) -> bool:
     """A one-line term ('-a, --all') whose description is indented below it: joined, not code."""
     return len(prose) == 1 and len(prose[0].strip()) <= 60
+
+
+def _underlined(line: str, under: str) -> bool:
+    """'Title' over '=====' (or '-----'): a heading, when the rule is about as long as the title."""
+    title, rule = line.strip(), under.strip()
+    return (bool(re.fullmatch(r"[=\-~^*]{3,}", rule)) and 0 < len(title) <= 100 and not title.endswith(".")
+            and len(title) // 2 <= len(rule) <= len(title) * 3 // 2 + 3)
+
+
+def _looks_like_code(lines: list[str]) -> bool:
+    """Deeper-indented lines are code unless they are one line of plain words (a centred title, a quote)."""
+    if len(lines) > 1:
+        return True
+    line = lines[0].strip()
+    return bool(re.search(r"[{}()\[\];=<>$|/\\`@%*~]|\w[:,.]\w|(?:^|\s)--?\w|\w_\w|^\W", line)) or len(line.split()) < 3
 
 
 def plain_text(text: str) -> str:
@@ -119,7 +153,7 @@ def plain_text(text: str) -> str:
     base = _prose_indent(blocks)
     out = []
     for block in blocks:
-        if len(block) >= 2 and re.fullmatch(r"[=\-~^*]{3,}", block[1].strip()) and len(block[0].strip()) <= 100:
+        if len(block) >= 2 and _underlined(block[0], block[1]):
             out.append(("# " if block[1].strip()[0] == "=" else "## ") + block[0].strip())  # underlined heading
             block = block[2:]
             if not block:

@@ -62,7 +62,7 @@ def _kind(lines: list[str]) -> str:
     if all(line.lstrip().startswith("|") for line in lines):
         return "table"
     if _LIST.match(first):
-        return "list"
+        return "question" if len(lines) == 1 and len(first) <= MAX_QUESTION and first.endswith("?") else "list"
     if len(lines) == 1 and len(first) <= MAX_QUESTION and first.endswith("?"):
         return "question"
     if len(lines) == 1 and len(first) <= MAX_HEADING and not re.search(r"[.!;,:…]$", first) and not first[:1].islower():
@@ -106,7 +106,7 @@ def blocks(text: str) -> list[Block]:
 
 
 def _question_text(text: str, block: Block) -> str:
-    return text[block.start:block.end].lstrip("#").strip()
+    return _LIST.sub("", text[block.start:block.end].lstrip("#").strip(), count=1).strip()
 
 
 def _group(text: str, found: list[Block], i: int) -> tuple[Unit, int]:

@@ -21,6 +21,7 @@ from core.knowledge import variants
 from core.knowledge.keyword_index import terms
 
 _FENCE_LINE = re.compile(r"^(```|~~~)")
+_ANSWER_MARK = re.compile(r"^(?:A|R|Answer|Respuesta|Resposta)\s*[:.]\s+", re.IGNORECASE)
 MAX_QUESTION_LINE = 200  # a line of its own ending in '?' and no longer than this is a question, not an answer
 _SENTENCE = re.compile(r"(?<=[.!?…])\s+(?=[¿¡\"'«“(]?[A-ZÁÉÍÓÚÑÇÀÂÊÔÃÕ0-9])|\n+")
 SHORT_SENTENCE = 80  # a sentence this short ("Tienda de Madrid: calle X 1.") rarely holds the whole fact
@@ -91,8 +92,20 @@ def _parts(body: str) -> list[tuple[str, bool]]:
         elif stripped and in_code:
             out.append((stripped, True))
         elif stripped and not _is_heading(stripped) and not _is_question_line(stripped):
-            out += [(sentence, False) for sentence in sentences(stripped)]
+            out += [(sentence, False) for sentence in sentences(_ANSWER_MARK.sub("", stripped))]
     return out
+
+
+def _faq_answer(body: str) -> str:
+    """An FAQ entry's answer paragraph (the first after its question line, with the code it introduces); ''
+    when the passage does not start with a question."""
+    lines = [line.strip() for line in body.split("\n") if line.strip() and not _is_heading(line.strip())]
+    if len(lines) < 2 or not _is_question_line(lines[0]) or _FENCE_LINE.match(lines[1]):
+        return ""
+    parts = _parts("\n".join(lines[1:]))
+    first = " ".join(sentence for sentence, _ in itertools.takewhile(lambda part: not part[1], parts)
+                     if sentence in _ANSWER_MARK.sub("", lines[1]))
+    return _with_code(first, parts, len(sentences(_ANSWER_MARK.sub("", lines[1])))) if first else ""
 
 
 def _units(considered: list[dict]) -> list[tuple]:
@@ -102,6 +115,9 @@ def _units(considered: list[dict]) -> list[tuple]:
     for rank, passage in enumerate(considered):
         body = _qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
         parts = _parts(body)
+        answer = _faq_answer(body) if passage.get("type") != "qa" else ""
+        if answer:  # an FAQ entry: its answer paragraph is one candidate, ahead of its single sentences
+            units.append((rank, -1, answer, passage, _lang_of(passage)))
         for position, (sentence, code) in enumerate(parts):
             units.append((rank, position, _with_code(sentence, parts, position + 1), passage, _lang_of(passage)))
             nxt = parts[position + 1] if position + 1 < len(parts) else None
