@@ -9,15 +9,19 @@ their id.
 For a split: one tenant in a throw-away data dir, the split's documents imported through the product's own file
 import (``import_paths``, prefix ``docs``) and trained, then every question asked through the turn pipeline with
 the offline responder. A covered question is *answered right* when the turn answered, cited its document and the
-answer contains one of its facts (case-insensitive, whitespace collapsed); an uncovered one is *refused* when the
-turn did not answer. ``--check`` only validates the dataset (every fact is in its document's text, splits follow
-the hash rule, field values are known) and needs no embedder.
+answer contains one of its facts (case-insensitive, whitespace collapsed, markdown's inline marks ignored on both
+sides; ``answered_right_strict`` counts the right answers that match without ignoring them); an uncovered one is
+*refused* when the turn did not answer. Each failure says whether its fact survived the import (``fact_in_import``):
+when it did not, the extraction lost the answer before retrieval could find it. ``--check`` only validates the
+dataset (every fact is in its document's text, splits follow the hash rule, field values are known) and needs no
+embedder.
 """
 from __future__ import annotations
 
 import argparse
 import hashlib
 import json
+import re
 import sys
 import time
 from collections import Counter, defaultdict
@@ -60,12 +64,19 @@ def shape_of(name: str) -> str:
 
 
 def collapse(text: str) -> str:
+    """Lower case, whitespace collapsed, and markdown's inline marks dropped (code spans, bold, backslash escapes):
+    an answer rendered as markdown shows ``Z_DATA_ERROR`` whether its text says `Z_DATA_ERROR` or Z\\_DATA\\_ERROR."""
+    text = re.sub(r"\\([\\`*_{}\[\]()#+\-.!|<>~])", r"\1", text).replace("`", "").replace("**", "")
     return " ".join(text.split()).lower()
 
 
-def has_fact(text: str, facts: list[str]) -> bool:
-    flat = collapse(text)
-    return any(collapse(f) in flat for f in facts)
+def collapse_strict(text: str) -> str:
+    return " ".join(text.split()).lower()
+
+
+def has_fact(text: str, facts: list[str], flatten=collapse) -> bool:
+    flat = flatten(text)
+    return any(flatten(f) in flat for f in facts)
 
 
 def documents(split: str | None = None) -> list[str]:
@@ -179,6 +190,8 @@ def summarize(rows: list[dict]) -> dict:
               "answered_without_fact": verdicts["answered_without_fact"],
               "refused_covered": verdicts["refused_covered"], "uncovered": uncovered,
               "refused_uncovered": verdicts["refused_uncovered"]}
+    # the brief's literal rule (whitespace collapsed only, markdown marks kept): right answers it would still count
+    counts["answered_right_strict"] = sum(1 for r in rows if r["verdict"] == "answered_right" and r["strict_fact"])
     counts["rates"] = {"answered_right": _rate(counts["answered_right"], covered),
                        "answered_wrong_source": _rate(counts["answered_wrong_source"], covered),
                        "answered_without_fact": _rate(counts["answered_without_fact"], covered),
@@ -193,6 +206,7 @@ def _row(q: dict, result, doc_path: str | None, source_text: str | None, seconds
             "question": q["question"], "status": str(result.status), "verdict": _verdict(q, result, doc_path),
             "answer": result.answer[:200], "cited": sorted({c.get("path") for c in result.citations}),
             "fact_in_import": None if source_text is None else has_fact(source_text, q["facts"]),
+            "strict_fact": has_fact(result.answer, q["facts"], collapse_strict) if q["facts"] else None,
             "seconds": seconds}
 
 

@@ -11,7 +11,8 @@ from core.agent.builtin_tools import section_spec
 from core.agent.followups import followups
 from core.agent.loop import Agent
 from core.agent.protocol import Reply, TransportError
-from core.agent.providers.offline import OfflineResponder, best_section, section_catalog, wants_person
+from core.agent.providers.guidance import best_section, section_catalog, wants_person
+from core.agent.providers.offline import OfflineResponder
 from core.base.language import detect
 from core.tenancy import settings as tenant_settings
 from tests.fakes import ScriptedProvider
