@@ -63,14 +63,20 @@ def listening(port: int) -> bool:
         return False
 
 
-@pytest.fixture(scope="module")
-def app_url(tmp_path_factory):
-    data = tmp_path_factory.mktemp("browser") / "data"
+@contextmanager
+def admin_app(data: Path):
+    """`streamlit run app.py` on a free port over the data dir ``data``; yields its URL."""
     port = free_port()
     with serving(["streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port), "--server.headless", "true",
                   "--server.address", "127.0.0.1"], {"COBERTURA_DATA_DIR": str(data)}, data.parent / "streamlit.log",
                  lambda: listening(port), 120):
         yield f"http://127.0.0.1:{port}"
+
+
+@pytest.fixture(scope="module")
+def app_url(tmp_path_factory):
+    with admin_app(tmp_path_factory.mktemp("browser") / "data") as url:
+        yield url
 
 
 @pytest.fixture(scope="module")

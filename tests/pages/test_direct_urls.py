@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pages.test_browser import CHROMIUM, REQUIRED, ROOT, free_port, listening, serving
+from tests.pages.test_browser import CHROMIUM, REQUIRED, admin_app
 
 pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
                                 reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
@@ -14,12 +14,8 @@ pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
 
 @pytest.fixture(scope="module")
 def fresh_url(tmp_path_factory):
-    data = tmp_path_factory.mktemp("direct") / "data"
-    port = free_port()
-    with serving(["streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port), "--server.headless", "true",
-                  "--server.address", "127.0.0.1"], {"COBERTURA_DATA_DIR": str(data)}, data.parent / "streamlit.log",
-                 lambda: listening(port), 120):
-        yield f"http://127.0.0.1:{port}"
+    with admin_app(tmp_path_factory.mktemp("direct") / "data") as url:
+        yield url
 
 
 @pytest.mark.parametrize("url_path, title", [("settings", "Settings"), ("qa", "QA suites")])
