@@ -100,7 +100,13 @@ def html_to_text(html: str, url: str = "") -> tuple[str, str]:
 
 
 def _html(text: str, filename: str, url: str = "") -> Extracted:
-    title, body = html_to_text(text, url)
+    """A fetched page (``url``) is reduced to its main content; an uploaded HTML file is a document the editor
+    chose: all its text is kept, with its structure (code blocks verbatim, lists, definition lists, tables)."""
+    if url:
+        title, body = html_to_text(text, url)
+    else:
+        title, body = normalize.html_page(text)
+        title, body = title or _first_heading(body), _clean(body)
     if not body:
         raise ExtractionError(f"{filename}: the page has no readable text (only scripts or images?).")
     return Extracted(title=title or PurePath(filename).stem, content=body, type="web" if url else "file", url=url)

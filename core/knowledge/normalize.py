@@ -257,3 +257,103 @@ def _merge_rows(text: str) -> str:
     """Rows of one table, and items of one list, on consecutive lines (one block)."""
     text = re.sub(r"(?m)^(\|[^\n]*\|)\n\n(?=\|)", r"\1\n", text)
     return re.sub(r"(?m)^(- [^\n]*)\n\n(?=- )", r"\1\n", text)
+
+
+# -- HTML (whole page) --------------------------------------------------------------------------------------
+_SKIP = frozenset("script style noscript template nav form button svg iframe head".split())
+_BLOCKS = frozenset("p div section article main header footer aside blockquote figure figcaption center body".split())
+
+
+def _text_of(element) -> str:
+    """An element's text as one line: links as text (+ absolute URL), code kept, marks dropped."""
+    out = []
+
+    def walk(node):
+        if not isinstance(node.tag, str) or node.tag in _SKIP:
+            out.append(node.tail or "")
+            return
+        out.append(node.text or "")
+        for child in node:
+            walk(child)
+        if node.tag == "a":
+            href = node.get("href", "")
+            label = node.text_content().strip()
+            if href and _ABSOLUTE.match(href) and href.rstrip("/") != label.rstrip("/"):
+                out.append(f" ({href.removeprefix('mailto:')})")
+        if node.tag == "br":
+            out.append(" ")
+        if node is not element:
+            out.append(node.tail or "")
+
+    walk(element)
+    return _SPACES.sub(" ", " ".join("".join(out).split())).strip()
+
+
+def _html_blocks(element, out: list[str]) -> None:
+    """Block elements in document order as canonical blocks; loose text inside a block is a paragraph."""
+    loose = [element.text or ""]
+
+    def flush():
+        text = " ".join("".join(loose).split())
+        if text:
+            out.append(text)
+        loose.clear()
+
+    for child in element:
+        tag = child.tag if isinstance(child.tag, str) else ""
+        if tag in _SKIP or not tag:
+            loose.append(child.tail or "")
+            continue
+        if tag in ("h1", "h2", "h3", "h4", "h5", "h6", "p", "pre", "ul", "ol", "dl", "table", "hr") or tag in _BLOCKS:
+            flush()
+            _html_block(child, tag, out)
+        else:
+            loose.append(_text_of(child))
+        loose.append(child.tail or "")
+    flush()
+
+
+def _html_block(child, tag: str, out: list[str]) -> None:
+    if tag in ("h1", "h2", "h3", "h4", "h5", "h6"):
+        text = _text_of(child)
+        if text:
+            out.append("#" * int(tag[1]) + " " + text)
+    elif tag == "p":
+        text = _text_of(child)
+        if text:
+            out.append(text)
+    elif tag == "pre":
+        code = child.text_content().strip("\n")
+        if code.strip():
+            out.append("\n".join([_FENCE, code.rstrip(), _FENCE]))
+    elif tag in ("ul", "ol"):
+        items = ["- " + _text_of(li) for li in child.iter("li") if _text_of(li)]
+        if items:
+            out.append("\n".join(items))
+    elif tag == "dl":
+        for dt in child.iter("dt"):
+            dd = dt.getnext()
+            term, text = _text_of(dt), _text_of(dd) if dd is not None and dd.tag == "dd" else ""
+            if term or text:
+                out.append(f"{term}: {text}" if term and text else term or text)
+    elif tag == "table":
+        rows = ["| " + " | ".join(_text_of(cell) for cell in row if cell.tag in ("td", "th")) + " |"
+                for row in child.iter("tr")]
+        rows = [row for row in rows if row.strip("| ")]
+        if rows:
+            out.append("\n".join(rows))
+    elif tag != "hr":
+        _html_blocks(child, out)
+
+
+def html_page(html_source: str) -> tuple[str, str]:
+    """(title, canonical text) of a whole HTML page, structure kept: headings, paragraphs, ``<pre>`` verbatim,
+    lists, definition lists (``term: text``) and tables. Scripts, styles, navigation and forms go."""
+    import lxml.html
+
+    document = lxml.html.fromstring(html_source)
+    title = " ".join((document.findtext(".//title") or "").split())
+    body = document.find(".//body")
+    out: list[str] = []
+    _html_blocks(body if body is not None else document, out)
+    return title, "\n\n".join(out)

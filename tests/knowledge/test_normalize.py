@@ -60,3 +60,23 @@ def test_titles_come_from_the_document_not_the_file_name():
     [txt] = extract_file("notes.txt", b"Backup policy\n\nWe keep copies of every file for ninety days, nightly.")
     [bare] = extract_file("FAQ.txt", b"Why is it slow?\n\nBecause it checks every file.")
     assert (md.title, txt.title, bare.title) == ("Zstandard", "Backup policy", "Faq")
+
+
+def test_an_uploaded_html_document_keeps_all_its_text_and_structure():
+    page = b"""<html><head><title>zlib Usage Example</title><script>var x = 1;</script></head><body>
+    <nav><a href="/">Home</a></nav>
+    <h2>zlib Usage Example</h2>
+    We often get questions about <code>deflate()</code>, see <a href="https://zlib.net/">the site</a>.
+    <pre>#define CHUNK 16384
+int main(void) { return 0; }</pre>
+    <dl><dt>dialout</dt><dd>Full and direct access to serial ports.</dd></dl>
+    <table><tr><th>Level</th><th>Ratio</th></tr><tr><td>1</td><td>2.8</td></tr></table>
+    </body></html>"""
+    [doc] = extract_file("ref-zlib-how.html", page)
+    assert doc.title == "zlib Usage Example"
+    assert doc.content.split("\n\n") == [
+        "## zlib Usage Example",
+        "We often get questions about deflate(), see the site (https://zlib.net/).",
+        "```\n#define CHUNK 16384\nint main(void) { return 0; }\n```",
+        "dialout: Full and direct access to serial ports.",
+        "| Level | Ratio |\n| 1 | 2.8 |"]
