@@ -18,6 +18,7 @@ from core.agent import prompts
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
 from core.agent.providers.guidance import best_section, section_catalog, wants_person
 from core.base.language import detect
+from core.grounding.claims import split_claims
 from core.knowledge import variants
 from core.knowledge.keyword_index import terms
 
@@ -357,10 +358,18 @@ def _is_heading(sentence: str) -> bool:
 
 
 def _cited(unit: str, chunk_id: str) -> str:
-    """A unit as released: each sentence of its first line cited, then each code line on its own line, cited."""
+    """A unit as released: each claim of its first line cited (claims as the gate will cut them, so none is
+    left without its citation), then each code line on its own line, cited."""
     first, *code = unit.split("\n")
-    lines = [" ".join(f"{_as_claim(c)} [[cite:{chunk_id}]]" for c in sentences(first))]
+    pieces = [piece for c in sentences(first) for piece in _claims_of(_as_claim(c))]
+    lines = [" ".join(f"{piece} [[cite:{chunk_id}]]" for piece in pieces)]
     return "\n".join([*lines, *(f"{line} [[cite:{chunk_id}]]" for line in code)])
+
+
+def _claims_of(sentence: str) -> list[str]:
+    """The sentence cut where the gate's claim splitter cuts it (``core.grounding.claims``)."""
+    return [sentence[c.start:c.end].strip() for c in split_claims(sentence) if sentence[c.start:c.end].strip()] or [
+        sentence]
 
 
 def _as_claim(sentence: str) -> str:
