@@ -62,7 +62,8 @@ def _claim(answer: str, a: int, b: int, kind: str) -> Claim:
 def _sentences(answer: str, start: int, end: int) -> list[Claim]:
     cuts, cursor = [], start
     for m in _BOUNDARY.finditer(answer, start, end):
-        if is_boundary(answer, m.start(), m.end()):
+        # a terminator that carries a citation ends its claim whatever case the next word has
+        if is_boundary(answer, m.start(), m.end(), lower_may_start="[[" in m.group(0)):
             cuts.append((cursor, m.end()))
             cursor = m.end()
     cuts.append((cursor, end))

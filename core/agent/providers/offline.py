@@ -18,7 +18,7 @@ from core.agent import prompts
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
 from core.agent.providers.guidance import best_section, section_catalog, wants_person
 from core.base.language import detect
-from core.grounding.claims import split_claims
+from core.base.text import sentences as text_sentences
 from core.knowledge import variants
 from core.knowledge.keyword_index import terms
 
@@ -367,9 +367,9 @@ def _cited(unit: str, chunk_id: str) -> str:
 
 
 def _claims_of(sentence: str) -> list[str]:
-    """The sentence cut where the gate's claim splitter cuts it (``core.grounding.claims``)."""
-    return [sentence[c.start:c.end].strip() for c in split_claims(sentence) if sentence[c.start:c.end].strip()] or [
-        sentence]
+    """The sentence cut where sources are cut (``core.base.text``), each piece to carry its citation; the gate
+    ends a claim at every cited terminator, so no piece is left uncited."""
+    return text_sentences(sentence) or [sentence]
 
 
 def _as_claim(sentence: str) -> str:
