@@ -22,7 +22,7 @@ def never() -> bool:
 class CancelToken:
     """A turn's cancel switch, shared between the request that may go away and the thread answering it.
 
-    Calling it says whether the turn was cancelled (it is the ``cancelled`` hook of ``Agent.ask``);
+    Calling it says whether the turn was cancelled (it is the ``cancelled`` hook of ``Agent.answer``);
     ``cancel()`` flips it and runs the callbacks registered for what is in flight (waking the wait for a
     provider call), so nothing has to poll it."""
 

@@ -1,6 +1,6 @@
 """QA suite runs (Q2): each case asked as a rehearsal, the results stored, and the diff against the last run.
 
-A run never records a conversation, a gap or a handoff (see ``Agent.ask(rehearsal=...)``)."""
+A run never records a conversation, a gap or a handoff (see ``core.channels.turn.Turns.rehearse``)."""
 from __future__ import annotations
 
 import time

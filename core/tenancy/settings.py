@@ -3,8 +3,8 @@ the handoff-reason and section catalogs, the kill switch, and which provider and
 
 One row per tenant in ``tenant_settings`` (JSON over the defaults, with who changed it and when); the
 name lives in ``tenants.name`` (read and written through :mod:`core.tenancy.tenants`) and retention in
-``tenants.retention_days`` (read and written by :class:`core.gaps.Backlog`, not here). Only an admin
-changes settings; anyone acting for the tenant reads them (the agent reads them on every turn). API keys
+``tenants.retention_days`` (set by :class:`core.gaps.backlog.Backlog` through the same module, not here). Only
+an admin changes settings; anyone acting for the tenant reads them (the agent reads them on every turn). API keys
 are never settings: they come from the process environment only, and any value that looks like a key is
 refused so none reaches the database.
 """
