@@ -26,6 +26,19 @@ def is_boundary(text: str, start: int, end: int, lower_may_start: bool = False) 
     return lower_may_start or not text[end: end + 40].lstrip()[:1].islower()
 
 
+def trimmed_spans(text: str, spans: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The spans with their leading and trailing spacing cut off; blank ones dropped."""
+    out = []
+    for a, b in spans:
+        while a < b and text[a].isspace():
+            a += 1
+        while b > a and text[b - 1].isspace():
+            b -= 1
+        if a < b:
+            out.append((a, b))
+    return out
+
+
 def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tuple[int, int]]:
     """(start, end) of the sentences of ``text[start:end]``, trimmed of spacing; the one place sentences end."""
     end = len(text) if end is None else end
@@ -35,15 +48,7 @@ def sentence_spans(text: str, start: int = 0, end: int | None = None) -> list[tu
             out.append((cursor, m.end()))
             cursor = m.end()
     out.append((cursor, end))
-    trimmed = []
-    for a, b in out:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if a < b:
-            trimmed.append((a, b))
-    return trimmed
+    return trimmed_spans(text, out)
 
 
 def sentences(text: str) -> list[str]:

@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from core.base.text import sentence_spans
+from core.base.text import sentence_spans, trimmed_spans
 from core.knowledge.units import units as text_units
 
 MAX_CHARS = 1600
@@ -40,15 +40,7 @@ def _spans_between(text: str, start: int, end: int, separator: re.Pattern) -> li
         pieces.append((cursor, match.start()))
         cursor = match.end()
     pieces.append((cursor, end))
-    out = []
-    for a, b in pieces:
-        while a < b and text[a].isspace():
-            a += 1
-        while b > a and text[b - 1].isspace():
-            b -= 1
-        if a < b:
-            out.append((a, b))
-    return out
+    return trimmed_spans(text, pieces)
 
 
 def _cut_words(text: str, start: int, end: int, max_chars: int) -> list[tuple[int, int]]:
