@@ -23,6 +23,9 @@ from core.runtime import open_runtime
 from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant
 
+#: what counts as refusing a question: abstaining, or answering it as partial (the point asked is not covered)
+REFUSED = ("abstained", "partial")
+
 
 def _tenant(name: str, embedder):
     rt = open_runtime(scratch_settings(name), embedder=embedder)
@@ -41,7 +44,7 @@ def split_kb(rs: RetrievalSet) -> tuple[set[str], list[tuple[str, str, str, bool
 def answers_of(name: str, split: str) -> dict[str, list[str]]:
     """Gold answer strings by question id (for 'the cited chunk contains the answer')."""
     root = data_root() / "retrieval_qa"
-    path = {"xquad-es": root / "xquad" / "xquad.es.json",
+    path = {"xquad-es": root / "xquad" / "xquad.es.json", "xquad-en-es": root / "xquad" / "xquad.es.json",
             "mlqa-es": root / "mlqa" / "dev-context-es-question-es.json"}[name]
     data = json.loads(path.read_text(encoding="utf-8"))["data"]
     return {qa["id"]: [a["text"] for a in qa["answers"]] for art in data for p in art["paragraphs"] for qa in p["qas"]}
@@ -75,7 +78,8 @@ def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = N
     rt, ctx, kept, questions = half_kb(name, split, embedder)
     agent = Agent(rt, OfflineResponder(tuning))
     gold = answers_of(name, split)
-    counts = {"in_kb": 0, "in_answered": 0, "in_correct": 0, "out_kb": 0, "out_abstained": 0}
+    counts = {"in_kb": 0, "in_answered": 0, "in_correct": 0, "in_partial": 0, "out_kb": 0, "out_abstained": 0,
+              "out_partial": 0}
     gate_ms = []
     for qid, question, _path, in_kb in questions:
         result = rt.turns.run(ctx, agent, question, channel="web")
@@ -84,17 +88,22 @@ def run_qa_set(name: str, split: str, embedder, tuning: OfflineTuning | None = N
         if in_kb:
             counts["in_kb"] += 1
             counts["in_answered"] += answered
+            counts["in_partial"] += result.status == "partial"
             cited = rt.index.chunks(ctx, [c["id"] for c in result.citations])
             counts["in_correct"] += answered and any(a in c.text for c in cited.values() for a in gold[qid])
         else:
             counts["out_kb"] += 1
-            counts["out_abstained"] += result.status == "abstained"
+            # a partial answer says first that the point is not covered, and leaves a gap: a refusal of the point
+            counts["out_abstained"] += result.status in REFUSED
+            counts["out_partial"] += result.status == "partial"
     rt.close()
     return {
         "kb_articles": len(kept), "in_kb_questions": counts["in_kb"], "out_of_kb_questions": counts["out_kb"],
         "in_kb_answered": round(counts["in_answered"] / max(counts["in_kb"], 1), 3),
         "in_kb_correct_citation": round(counts["in_correct"] / max(counts["in_kb"], 1), 3),
         "out_of_kb_abstained": round(counts["out_abstained"] / max(counts["out_kb"], 1), 3),
+        "in_kb_partial": round(counts["in_partial"] / max(counts["in_kb"], 1), 3),
+        "out_of_kb_partial": round(counts["out_partial"] / max(counts["out_kb"], 1), 3),
         "turn_latency": percentiles(gate_ms),
     }
 
@@ -127,7 +136,7 @@ def run_squad2(split: str, embedder, tuning: OfflineTuning | None = None) -> dic
             sources.save(ctx, rt.store, path, title=title, content=text, type="text", language="es")
     rt.index.train(ctx)
     agent = Agent(rt, OfflineResponder(tuning))
-    counts = {"answerable": 0, "correct": 0, "unanswerable": 0, "refused": 0}
+    counts = {"answerable": 0, "correct": 0, "unanswerable": 0, "refused": 0, "partial": 0}
     for question, _path, gold in questions:
         result = rt.turns.run(ctx, agent, question, channel="web")
         if gold:
@@ -136,11 +145,13 @@ def run_squad2(split: str, embedder, tuning: OfflineTuning | None = None) -> dic
             counts["correct"] += result.status == "answered" and any(g in c.text for c in cited.values() for g in gold)
         else:
             counts["unanswerable"] += 1
-            counts["refused"] += result.status == "abstained"
+            counts["refused"] += result.status in REFUSED
+            counts["partial"] += result.status == "partial"
     rt.close()
     return {"paragraphs": len(paragraphs), "answerable": counts["answerable"], "unanswerable": counts["unanswerable"],
             "answerable_correct_citation": round(counts["correct"] / max(counts["answerable"], 1), 3),
-            "unanswerable_refused": round(counts["refused"] / max(counts["unanswerable"], 1), 3)}
+            "unanswerable_refused": round(counts["refused"] / max(counts["unanswerable"], 1), 3),
+            "unanswerable_partial": round(counts["partial"] / max(counts["unanswerable"], 1), 3)}
 
 
 def clinc(split: str) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
@@ -166,7 +177,7 @@ def run_clinc(split: str, embedder, tuning: OfflineTuning | None = None, limit: 
         result = rt.turns.run(ctx, agent, utterance, channel="web")
         if intent == "oos":
             oos_total += 1
-            oos_refused += result.status == "abstained"
+            oos_refused += result.status in REFUSED
         else:
             in_total += 1
             in_right += result.status == "answered" and any(c["path"].split("/")[1] == intent for c in result.citations)
@@ -180,6 +191,7 @@ def run(split: str) -> dict:
     embedder = cached_embedder(cache_queries=True)
     started = time.perf_counter()
     report = {"split": split, "responder": "offline", "xquad-es": run_qa_set("xquad-es", split, embedder),
+              "xquad-en-es": run_qa_set("xquad-en-es", split, embedder),
               "mlqa-es": run_qa_set("mlqa-es", split, embedder), "clinc150": run_clinc(split, embedder),
               "squad2-es": run_squad2(split, embedder)}
     try:

@@ -108,13 +108,17 @@ def search(env: ToolEnv, query: str) -> dict:
                            {"best_sentence_similarity": round(hit.sentence_similarity, 3)}),
                         **({} if hit.variant_agreement is None else
                            {"phrasings_agree": round(hit.variant_agreement, 3)}),
+                        **({"sentence_similarities": [round(x, 3) for x in hit.sentence_scores]}
+                           if hit.sentence_scores and text == hit.text else {}),
                         "match": hit.reason, "text": text})
     trace = search_trace(found)
+    unknown = {"unknown_words": words} if (words := env.services.index.keywords.unknown_words(
+        env.ctx.tenant_id, query)) else {}
     if not results:
-        return {"status": "empty", "query": found.rewritten, "_ids": [], "_trace": trace, "message":
+        return {"status": "empty", "query": found.rewritten, "_ids": [], "_trace": trace, **unknown, "message":
                 "No trained source matches this well enough. Do not answer from memory: try other words, browse the "
                 "tree, or tell the customer the material does not cover it."}
-    return {"status": "found", "query": found.rewritten, "language": found.language, "results": results,
+    return {"status": "found", "query": found.rewritten, "language": found.language, "results": results, **unknown,
             "_ids": [r["id"] for r in results], "_texts": texts, "_trace": trace}
 
 

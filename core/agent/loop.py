@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable, Sequence
 
-from core.agent import prompts
+from core.agent import partial, prompts
 from core.agent.builtin_tools import builtin_tools
 from core.agent.cancel import Cancelled, cancellable_call, never
 from core.agent.followups import followups
@@ -81,7 +81,7 @@ class Agent:
                 text = self._run_rounds(system, messages, env, trace, started, cancelled, emit)
                 if evidence.clarify is not None:
                     return Status.CLARIFY, text, False, None, verdict
-                verdict = check(text,
+                verdict = check(partial.split(text)[1],
                                 Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live)),
                                 prompts.exempt_sentences())
                 trace.gate.append({"round": attempt, "ok": verdict.ok, "claims": [
@@ -112,9 +112,15 @@ class Agent:
         if outcome.status == Status.CLARIFY:
             outcome.answer, outcome.clarify = "\n".join(q["question"] for q in evidence.clarify or []), evidence.clarify
         elif outcome.status == Status.ANSWERED:
+            missing, text = partial.split(text)
             outcome.answer, ids = release(text)
             outcome.citations = self._citations(ctx, ids)
-            outcome.followups = followups(evidence.hits, ids, question, language)
+            if missing:  # the topic is covered, the point asked is not: said first; still a gap (G1)
+                outcome.status, outcome.abstention = Status.PARTIAL, Abstention.PARTIAL
+                outcome.answer = partial.render(missing, outcome.answer, language)
+                trace.abstained, trace.missing = Abstention.PARTIAL.value, missing
+            else:
+                outcome.followups = followups(evidence.hits, ids, question, language)
         elif evidence.handoff:  # the model handed over: a person takes it, whatever it wrote; no gap
             outcome.status, outcome.answer = Status.HANDOFF, prompts.message("handoff", language)
         else:  # withhold everything; say clearly the material does not cover it (A4, G1, G4)

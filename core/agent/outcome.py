@@ -13,6 +13,7 @@ from enum import StrEnum
 class Status(StrEnum):
     ANSWERED = "answered"
     ABSTAINED = "abstained"
+    PARTIAL = "partial"  # the material covers the topic, not the point asked: said first, then the closest facts
     HANDOFF = "handoff"
     CLARIFY = "clarify"
     ERROR = "error"
@@ -30,6 +31,7 @@ class Fault(StrEnum):
 class Abstention(StrEnum):
     NOT_COVERED = "not_covered"
     WITHHELD_UNSUPPORTED = "withheld_unsupported"
+    PARTIAL = "partial"  # answered in part; the missing point is still a gap
 
 
 @dataclass
@@ -51,11 +53,12 @@ class TurnTrace:
     attempts: list = field(default_factory=list)
     fault: str | None = None  # the fault's detail, for people (``Outcome.fault`` is the code)
     abstained: str | None = None
+    missing: list | None = None  # a partial answer: what the material does not mention
     handoff_requested: str | None = None
     handoff: dict | None = None
     rehearsal: bool = False
 
-    _OPTIONAL = ("fault", "abstained", "handoff_requested", "handoff")
+    _OPTIONAL = ("fault", "abstained", "missing", "handoff_requested", "handoff")
 
     def as_dict(self) -> dict:
         out = {"channel": self.channel, "language": self.language, "rounds": self.rounds, "gate": self.gate,

@@ -43,6 +43,35 @@ MESSAGES: dict[str, dict[str, str]] = {
 }
 
 
+#: what a partial answer says is missing when the question asked for a figure of a kind the material does not give
+MISSING_KINDS: dict[str, dict[str, str]] = {
+    "time": {"es": "la hora", "pt": "a hora", "en": "the time"},
+    "price": {"es": "el precio", "pt": "o preço", "en": "the price"},
+    "duration": {"es": "el plazo", "pt": "o prazo", "en": "how long it takes"},
+    "figure": {"es": "la cifra", "pt": "o número", "en": "the figure"},
+}
+PARTIAL = {
+    "es": "Nuestro material no menciona {missing}. Lo que sí dice:",
+    "pt": "O nosso material não menciona {missing}. O que diz é:",
+    "en": "Our material does not mention {missing}. What it does say:",
+}
+_AND = {"es": " ni ", "pt": " nem ", "en": " or "}
+
+
+def missing_kind(kind: str, language: str) -> str:
+    table = MISSING_KINDS[kind]
+    return table.get(language, table["en"])
+
+
+def partial_preface(missing: list[str], language: str) -> str:
+    """'Nuestro material no menciona «Valencia».': the first sentence of a partial answer, in the visitor's
+    language; words are quoted, a kind of figure ('el precio') is not."""
+    kinds = {text for table in MISSING_KINDS.values() for text in table.values()}
+    shown = [w if w in kinds else f"“{w}”" for w in missing]
+    joined = shown[0] if len(shown) == 1 else ", ".join(shown[:-1]) + _AND.get(language, " or ") + shown[-1]
+    return PARTIAL.get(language, PARTIAL["en"]).format(missing=joined)
+
+
 def message(key: str, language: str) -> str:
     """A fixed message in the visitor's language (English when the language is not one we write)."""
     table = MESSAGES[key]

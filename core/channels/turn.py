@@ -20,6 +20,9 @@ from core.channels import conversations, handoff
 from core.tenancy import settings as tenant_settings
 from core.tenancy.context import SUPPORT_CHANNELS, TenantContext
 
+#: statuses that leave the question on the gap backlog and count toward the support-channel handoff
+UNCOVERED = (Status.ABSTAINED, Status.PARTIAL)
+
 
 @dataclass
 class TurnResult:
@@ -153,7 +156,7 @@ class Turns:
         outcome = agent.answer(ctx, dialogue, admitted.message, settings=admitted.settings, cancelled=cancelled,
                                on_event=on_event)
         result = TurnResult.of(outcome, convo.id)
-        uncovered = result.status == Status.ABSTAINED
+        uncovered = result.status in UNCOVERED
         if uncovered:
             result.gap_id = self.backlog.record(ctx, admitted.message, result.language, convo.channel, convo.id,
                                                 str(outcome.abstention))
@@ -182,7 +185,7 @@ class Turns:
         outcome = agent.answer(ctx, rehearsal.dialogue(), message, settings=settings)
         result = TurnResult.of(outcome, rehearsal.id)
         outcome.trace.rehearsal = True
-        uncovered = result.status == Status.ABSTAINED
+        uncovered = result.status in UNCOVERED
         if uncovered:
             _mention_gap(result)
         rehearsal.turns.append((message, result.answer))
@@ -207,7 +210,7 @@ class Turns:
 def _handoff_reason(outcome: Outcome, channel: str, uncovered: int, handed_off: bool) -> str | None:
     """Why this turn goes to a person, if it does: the second uncovered question of a support channel, or the
     model's own request (never after a fault)."""
-    if outcome.status == Status.ABSTAINED and hands_off(channel, uncovered, handed_off):
+    if outcome.status in UNCOVERED and hands_off(channel, uncovered, handed_off):
         return "not_covered_twice"
     if outcome.handoff_requested and outcome.fault is None:
         return outcome.handoff_requested
@@ -223,7 +226,7 @@ def _hand_over(result: TurnResult, reason: str, outcome: Outcome) -> None:
 
 def _mention_gap(result: TurnResult) -> None:
     """An abstention says the question was logged only when it was (a rehearsal, or masking failed: not)."""
-    if result.gap_id is None:
+    if result.gap_id is None and result.status == Status.ABSTAINED:
         result.answer = result.answer.split(". ")[0] + "."
 
 

@@ -35,7 +35,7 @@ from core.tenancy.tenants import list_tenants
 
 log = logging.getLogger(__name__)
 
-UNCOVERED_REASONS = ("not_covered", "withheld_unsupported")
+UNCOVERED_REASONS = ("not_covered", "withheld_unsupported", "partial")
 FAULT_REASONS = ("transport_error", "tool_error", "truncated")
 STATUSES = ("open", "closed", "reopened")
 DEFAULT_RETENTION_DAYS = 30

@@ -143,6 +143,23 @@ class KeywordIndex:
         results = searcher.search(query, limit=limit)
         return [KeywordHit(hit["chunk_id"], float(hit.score)) for hit in results]
 
+    def unknown_words(self, tenant_id: int, text: str) -> list[str]:
+        """The words of ``text`` (as written) that no trained chunk of the tenant contains in any language's
+        analysis, nor in a path: what the material never mentions. Stop words are never reported."""
+        searcher = self._searcher(tenant_id)
+        if searcher is None:
+            return []
+        out: list[str] = []
+        for token in RegexTokenizer()(text):
+            word = token.text
+            if word in out or any(not terms(lang, word) for lang in ANALYZED):  # a stop word somewhere
+                continue
+            analyses = [(field, t) for lang, field in LANG_FIELDS.items() for t in terms(lang, word)]
+            analyses += [("path", t) for t in terms(OTHER, word)]
+            if all(searcher.doc_frequency(field, t) == 0 for field, t in analyses):
+                out.append(word)
+        return out
+
     def _searcher(self, tenant_id: int):
         with self._lock:
             current = self._searchers.get(tenant_id)

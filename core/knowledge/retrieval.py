@@ -74,6 +74,7 @@ class Hit:
     score: float
     found_by: str  # dense | keyword | both
     sentence_similarity: float | None = None  # the chunk's best sentence (chunks of several sentences)
+    sentence_scores: tuple[float, ...] | None = None
     reason: str = ""
     # a Q&A pair of a modelled answer group: its group's agreement (core/variants.py)
     variant_agreement: float | None = None
@@ -275,7 +276,8 @@ class Retriever:
         floor = max(tuning.min_similarity,
                     max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
         result.floor = floor
-        by_sentence = self.index.sentence_similarities(ctx, vector, list(kept)) if tuning.sentence_weight else {}
+        per_sentence = self.index.sentence_scores(ctx, vector, list(kept))
+        by_sentence = {cid: max(scores) for cid, scores in per_sentence.items()} if tuning.sentence_weight else {}
         variants = self.index.variants.model(ctx)
         agreement = variants.by_source(vector, [c.source_id for c in kept.values()]) if variants else {}
         candidates: list[Hit] = []
@@ -287,7 +289,7 @@ class Retriever:
                 starred=source.starred, language=source.language, url=source.url, trained_at=chunk.trained_at,
                 text=chunk.text, similarity=sim, bm25=bm25,
                 score=fuse(sim, bm25, bm25_max, source.language == lang, tuning, by_sentence.get(cid)),
-                sentence_similarity=by_sentence.get(cid),
+                sentence_similarity=by_sentence.get(cid), sentence_scores=per_sentence.get(cid),
                 found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
                 variant_agreement=agreement.get(source.id),
             )

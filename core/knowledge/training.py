@@ -252,6 +252,12 @@ class Index:
 
     def sentence_similarities(self, ctx: TenantContext, vector: np.ndarray, chunk_ids: list[str]) -> dict[str, float]:
         """For each chunk that has sentence vectors: its best sentence's cosine similarity to the query vector."""
+        return {cid: max(scores) for cid, scores in self.sentence_scores(ctx, vector, chunk_ids).items()}
+
+    def sentence_scores(self, ctx: TenantContext, vector: np.ndarray,
+                        chunk_ids: list[str]) -> dict[str, tuple[float, ...]]:
+        """For each chunk that has sentence vectors: each sentence's cosine similarity to the query vector, in
+        the order of ``core.base.text.sentences(chunk text)``."""
         if not chunk_ids:
             return {}
         marks = ",".join("?" * len(chunk_ids))
@@ -261,7 +267,7 @@ class Index:
             [ctx.tenant_id, *chunk_ids],
         )
         query = np.asarray(vector, dtype=np.float32)
-        return {r["id"]: float((unpack(r["sentence_vectors"], query.shape[0]) @ query).max()) for r in rows}
+        return {r["id"]: tuple(float(x) for x in unpack(r["sentence_vectors"], query.shape[0]) @ query) for r in rows}
 
     def forget(self, ctx: TenantContext, source_ids: list[int]) -> None:
         """Remove sources' chunks from both indexes and the chunk table."""
