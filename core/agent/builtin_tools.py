@@ -72,7 +72,8 @@ def candidate(hit: Hit, selected: bool) -> dict:
             "score": round(hit.score, 4), "similarity": round(hit.similarity, 4), "bm25": round(hit.bm25, 3),
             "found_by": hit.found_by, "selected": selected, "reason": hit.reason,
             **({} if hit.sentence_similarity is None else {"sentence_similarity": round(hit.sentence_similarity, 4)}),
-            **({} if hit.variant_agreement is None else {"phrasings_agree": round(hit.variant_agreement, 4)})}
+            **({} if hit.variant_agreement is None else {"phrasings_agree": round(hit.variant_agreement, 4)}),
+            **({} if hit.code_match is None else {"code_match": hit.code_match})}
 
 
 def search_trace(found: SearchResult) -> dict:
@@ -85,8 +86,12 @@ def search_trace(found: SearchResult) -> dict:
             "dropped_total": len(found.dropped)}
 
 
-def _defused(env: ToolEnv, text: str) -> str:
-    clean, removed = defuse(text)
+def _defused(env: ToolEnv, text: str, qa: bool = False) -> str:
+    """``text`` as the model may see it (A6): chunk texts, titles and folder descriptions all pass the guard
+    (``qa``: a Q&A pair's text, its own question first)."""
+    if not text:
+        return text
+    clean, removed = defuse(text, qa)
     if removed:
         env.evidence.calls.append({"tool": "injection_guard", "arguments": {}, "status": "removed", "ids": [],
                                    "removed": removed})
@@ -99,26 +104,34 @@ def search(env: ToolEnv, query: str) -> dict:
     found = env.services.retriever.search(env.ctx, query, env.history)
     results, texts = [], {}
     for hit in found.hits:
-        text = texts[hit.chunk_id] = _defused(env, hit.text)
+        text = texts[hit.chunk_id] = _defused(env, hit.text, qa=hit.type == "qa")
         env.evidence.hits.append(candidate(hit, True))
-        results.append({"id": hit.chunk_id, "source": hit.path, "title": hit.title, "type": hit.type,
+        results.append({"id": hit.chunk_id, "source": hit.path, "title": _defused(env, hit.title), "type": hit.type,
                         "starred": hit.starred, "language": hit.language, "trained_at": hit.trained_at,
                         "similarity": round(hit.similarity, 3),
                         **({} if hit.sentence_similarity is None else
                            {"best_sentence_similarity": round(hit.sentence_similarity, 3)}),
                         **({} if hit.variant_agreement is None else
                            {"phrasings_agree": round(hit.variant_agreement, 3)}),
+                        **({} if hit.code_match is None else {"code_match": hit.code_match}),
+                        # per sentence of the text (as core.base.text splits it); left out when the guard cut some
                         **({"sentence_similarities": [round(x, 3) for x in hit.sentence_scores]}
                            if hit.sentence_scores and text == hit.text else {}),
                         "match": hit.reason, "text": text})
     trace = search_trace(found)
+    # what the material never mentions: a model should say so rather than answer around it
     unknown = {"unknown_words": words} if (words := env.services.index.keywords.unknown_words(
         env.ctx.tenant_id, query)) else {}
     if not results:
         return {"status": "empty", "query": found.rewritten, "_ids": [], "_trace": trace, **unknown, "message":
                 "No trained source matches this well enough. Do not answer from memory: try other words, browse the "
                 "tree, or tell the customer the material does not cover it."}
+    # the question names a code no result carries: what was found is about other products (R2)
+    missing = {"missing_codes": found.missing_codes, "message": f"No source mentions {', '.join(found.missing_codes)}"
+               ": these results are about other codes. Say the material does not mention it; never give their "
+               "figures as its own."} if found.missing_codes else {}
     return {"status": "found", "query": found.rewritten, "language": found.language, "results": results, **unknown,
+            **missing,
             "_ids": [r["id"] for r in results], "_texts": texts, "_trace": trace}
 
 
@@ -129,7 +142,8 @@ def browse(env: ToolEnv, path: str) -> dict:
     ids = [c["path"] for c in result.children]
     env.evidence.other_ids.update(ids)
     return {"status": "found", "path": result.path, "kind": result.kind, "message": result.message,
-            "children": [{k: c[k] for k in ("name", "path", "kind", "description", "weight") if k in c}
+            "children": [{k: _defused(env, c[k]) if k == "description" else c[k]
+                          for k in ("name", "path", "kind", "description", "weight") if k in c}
                          for c in result.children],
             "citable": False, "_ids": ids}
 
@@ -142,14 +156,16 @@ def read(env: ToolEnv, path: str) -> dict:
         return {"status": "empty", "message": result.message, "paths_at_this_depth": result.suggestions, "_ids": []}
     passages, texts = [], {}
     for doc in result.documents:
+        title = _defused(env, doc["title"])
         for chunk in doc["chunks"]:
-            text = texts[chunk["chunk_id"]] = _defused(env, chunk["text"])
-            passages.append({"id": chunk["chunk_id"], "source": doc["path"], "title": doc["title"], "type": doc["type"],
+            text = texts[chunk["chunk_id"]] = _defused(env, chunk["text"], qa=doc["type"] == "qa")
+            passages.append({"id": chunk["chunk_id"], "source": doc["path"], "title": title, "type": doc["type"],
                              "trained_at": doc["trained_at"], "text": text})
     env.evidence.other_ids.update(o["path"] for o in result.omitted)
+    left_out = [{**o, "title": _defused(env, o["title"])} if o.get("title") else o for o in result.omitted]
     status = "found" if passages else "empty"
     return {"status": status, "path": result.path, "kind": result.kind, "passages": passages,
-            "left_out": result.omitted, "message": result.message, "_ids": [p["id"] for p in passages],
+            "left_out": left_out, "message": result.message, "_ids": [p["id"] for p in passages],
             "_texts": texts}
 
 

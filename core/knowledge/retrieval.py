@@ -1,5 +1,8 @@
 """Retrieval (R1-R4): query rewrite, hybrid search, fusion, weak-match drop, selection.
 
+Codes are identity (core/knowledge/codes.py): a question naming a product or plan code gets the chunks carrying it
+first and never one about another code; when none carries it, what was found comes back marked (``missing_codes``).
+
 ``Retriever.search(ctx, query)`` is the one entry point of knowledge search; its tenant comes only
 from the authenticated context. Thresholds live in ``Tuning`` (tuned on the bench dev split).
 """
@@ -11,7 +14,7 @@ from dataclasses import dataclass, field, replace
 from typing import Sequence
 
 from core.base.language import content_words, detect, fold
-from core.knowledge import sources as sources_mod
+from core.knowledge import codes as codes_mod, sources as sources_mod
 from core.knowledge.keyword_index import terms
 from core.knowledge.training import Index
 from core.knowledge.variants import SURE
@@ -74,10 +77,13 @@ class Hit:
     score: float
     found_by: str  # dense | keyword | both
     sentence_similarity: float | None = None  # the chunk's best sentence (chunks of several sentences)
+    # each sentence's similarity, in the order of core.base.text.sentences(text) (chunks of several sentences)
     sentence_scores: tuple[float, ...] | None = None
     reason: str = ""
     # a Q&A pair of a modelled answer group: its group's agreement (core/variants.py)
     variant_agreement: float | None = None
+    # the question names a product/plan code: whether this chunk carries one of them (None: it names none)
+    code_match: bool | None = None
 
     @property
     def priority(self) -> int:
@@ -94,6 +100,7 @@ class Hit:
             "found_by": self.found_by, "reason": self.reason, "text": self.text,
             **({} if self.sentence_similarity is None else {"sentence_similarity": round(self.sentence_similarity, 4)}),
             **({} if self.variant_agreement is None else {"variant_agreement": round(self.variant_agreement, 4)}),
+            **({} if self.code_match is None else {"code_match": self.code_match}),
         }
 
 
@@ -106,12 +113,16 @@ class SearchResult:
     dropped: list[Hit] = field(default_factory=list)
     seconds: float = 0.0
     floor: float = 0.0  # the similarity a candidate needed (absolute floor or best − relative margin)
+    codes: list[str] = field(default_factory=list)  # the product/plan codes the question names, as written
+    # of those, the ones no selected hit carries: the material does not mention them (the hits are about others)
+    missing_codes: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict:
         return {
             "query": self.query, "rewritten": self.rewritten, "language": self.language,
             "results": [h.as_dict() for h in self.hits], "dropped": [h.as_dict() for h in self.dropped],
             "seconds": round(self.seconds, 4), "floor": round(self.floor, 4),
+            **({"codes": self.codes, "missing_codes": self.missing_codes} if self.codes else {}),
         }
 
 
@@ -158,8 +169,8 @@ def fuse(similarity: float, bm25: float, bm25_max: float, same_language: bool, t
 
 def covers_all_terms(query: str, hit_text: str, lang: str) -> bool:
     """A keyword-only match must contain every relevant word of the question, or every product code it cites."""
-    codes = [c.lower() for c in _CODE.findall(query)]
-    if codes and all(code in hit_text.lower() for code in codes):
+    asked = codes_mod.keys(query)
+    if asked and codes_mod.carries(hit_text, asked) == asked:
         return True
     wanted = set(terms(lang, query))
     if not wanted:
@@ -170,8 +181,8 @@ def covers_all_terms(query: str, hit_text: str, lang: str) -> bool:
     return wanted <= set(terms(lang, hit_text))
 
 
-def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
-    """Score order; near-ties go to the more trusted type; a close Q&A match always first."""
+def order_by_trust(hits: list[Hit], tuning: Tuning, promotable=lambda hit: True) -> list[Hit]:
+    """Score order; near-ties go to the more trusted type; a close (``promotable``) Q&A match always first."""
     ranked = sorted(hits, key=lambda h: -h.score)
     out: list[Hit] = []
     i = 0
@@ -181,7 +192,7 @@ def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
             j += 1
         out.extend(sorted(ranked[i:j], key=lambda h: (h.priority, -h.score)))
         i = j
-    close_qa = [h for h in out if h.type == "qa" and h.similarity >= tuning.qa_close_similarity]
+    close_qa = [h for h in out if h.type == "qa" and h.similarity >= tuning.qa_close_similarity and promotable(h)]
     if close_qa:
         best = max(close_qa, key=lambda h: h.similarity)
         out.remove(best)
@@ -189,14 +200,37 @@ def order_by_trust(hits: list[Hit], tuning: Tuning) -> list[Hit]:
     return out
 
 
-def variant_first(ranked: list[Hit], tuning: Tuning) -> list[Hit]:
+def variant_first(ranked: list[Hit], tuning: Tuning, promotable=lambda hit: True) -> list[Hit]:
     """The best phrasing of a Q&A group the variant model is sure of goes first (over any similarity rule)."""
-    sure = [h for h in ranked if (h.variant_agreement or 0.0) >= tuning.variant_sure]
+    sure = [h for h in ranked if (h.variant_agreement or 0.0) >= tuning.variant_sure and promotable(h)]
     if not sure:
         return ranked
     best = max(sure, key=lambda h: (h.variant_agreement, h.similarity))
     return [replace(best, reason=f"close Q&A match (its phrasings agree: {best.variant_agreement:.2f})"),
             *(h for h in ranked if h is not best)]
+
+
+def _names_no_code(hit: Hit) -> bool:
+    return not codes_mod.keys(f"{hit.title}\n{hit.text}")
+
+
+def code_first(candidates: list[Hit], tuning: Tuning, query: str = "", lang: str = "") -> list[Hit]:
+    """Trust order with codes as identity: the hits carrying a code the question names first, ranked among
+    themselves, and among them a Q&A pair that asks something else about that code (another figure) after the
+    texts; then the rest, where a pair about another code is never the close match."""
+    if all(h.code_match is None for h in candidates):
+        return variant_first(order_by_trust(candidates, tuning), tuning)
+    carriers = [h for h in candidates if h.code_match]
+    product = {h.title for h in carriers if h.type != "qa"}
+
+    def asks_this(h: Hit) -> bool:
+        return h.type != "qa" or (h.language == lang and codes_mod.same_question(query, h.title, lang, product))
+
+    rest = [h for h in candidates if not h.code_match]
+    return [*variant_first([*order_by_trust([h for h in carriers if asks_this(h)], tuning),
+                            *order_by_trust([h for h in carriers if not asks_this(h)], tuning, lambda h: False)],
+                           tuning),
+            *variant_first(order_by_trust(rest, tuning, _names_no_code), tuning, _names_no_code)]
 
 
 def select(ranked: list[Hit], tuning: Tuning) -> tuple[list[Hit], list[Hit]]:
@@ -242,6 +276,18 @@ def weak_reason(similarity: float, floor: float, keyword_found: bool, tuning: Tu
     return why
 
 
+@dataclass
+class _Found:
+    """What both indexes found for one query, before any floor."""
+
+    dense: dict[str, float]
+    keyword: dict[str, float]
+    by_code: set[str]  # found by a keyword search for the question's codes alone
+    similarity: dict[str, float]
+    kept: dict
+    live: dict
+
+
 class Retriever:
     """Knowledge search for one process; the tenant comes from each call's context."""
 
@@ -262,20 +308,51 @@ class Retriever:
         result = SearchResult(query=query, rewritten=rewritten, language=lang)
         if not rewritten.strip():
             return result
-        tenant = ctx.tenant_id
         vector = self.index.embedder.queries([rewritten])[0]
+        found = self._gather(ctx, rewritten, vector, tuning)
+        texts = {cid: f"{found.live[c.source_id].title}\n{c.text}" for cid, c in found.kept.items()}
+        asked = codes_mod.asked(rewritten, texts.values())
+        carried = {cid: codes_mod.carries(text, asked) for cid, text in texts.items()} if asked else {}
+        barred = codes_mod.about_others(carried, texts)
+        scored = [cid for cid in found.kept if cid not in barred]
+        best = max((found.similarity.get(cid, 0.0) for cid in scored), default=0.0)
+        result.floor = max(tuning.min_similarity, best - tuning.relative_margin)
+        candidates = self._candidates(ctx, found, vector, tuning, result, carried if asked else None)
+        for hit in [h for h in candidates if h.chunk_id in barred]:
+            candidates.remove(hit)
+            result.dropped.append(replace(hit, reason=f"names another code ({', '.join(barred[hit.chunk_id])}), "
+                                                      f"not {', '.join(asked.values())}"))
+        result.hits, surplus = select(code_first(candidates, tuning, rewritten, lang), tuning)
+        result.dropped = surplus + sorted(result.dropped, key=lambda h: -h.score)
+        if asked:
+            present = frozenset().union(*(carried[h.chunk_id] for h in result.hits))
+            result.codes, result.missing_codes = list(asked.values()), [t for k, t in asked.items() if k not in present]
+        result.seconds = time.perf_counter() - started
+        return result
+
+    def _gather(self, ctx: TenantContext, rewritten: str, vector, tuning: Tuning) -> _Found:
+        """Both indexes' candidates (and, when the question names codes, the chunks a search for the codes alone
+        finds), their similarities, and the chunks whose sources still exist."""
+        tenant = ctx.tenant_id
         dense = {h.chunk_id: h.similarity for h in self.index.vectors.search(tenant, vector, tuning.dense_candidates)}
         keyword = {h.chunk_id: h.bm25 for h in self.index.keywords.search(tenant, rewritten, tuning.keyword_candidates)}
-        missing = [cid for cid in keyword if cid not in dense]
+        named = " ".join(c.text for c in codes_mod.find(rewritten))
+        by_code = {h.chunk_id for h in self.index.keywords.search(tenant, named, tuning.keyword_candidates)} if named \
+            else set()
+        missing = [cid for cid in {**keyword, **dict.fromkeys(by_code)} if cid not in dense]
         similarity = {**self.index.vectors.similarities(tenant, vector, missing), **dense}
-        chunks = self.index.chunks(ctx, list({**dense, **keyword}))
+        chunks = self.index.chunks(ctx, list({**dense, **keyword, **dict.fromkeys(by_code)}))
         live = self.live_sources(ctx, self.index.store, sorted({c.source_id for c in chunks.values()}))
         # deleted since training: gone from answers at once (and scores come only from what is kept)
         kept = {cid: chunk for cid, chunk in chunks.items() if chunk.source_id in live}
+        return _Found(dense, keyword, by_code, similarity, kept, live)
+
+    def _candidates(self, ctx: TenantContext, found: _Found, vector, tuning: Tuning, result: SearchResult,
+                    carried: dict[str, frozenset[str]] | None) -> list[Hit]:
+        """A Hit per kept chunk: the candidates above the floor (or keyword matches with every relevant word or
+        code); the weak ones go to ``result.dropped`` with why."""
+        dense, keyword, kept, live, floor = found.dense, found.keyword, found.kept, found.live, result.floor
         bm25_max = max((keyword.get(cid, 0.0) for cid in kept), default=0.0)
-        floor = max(tuning.min_similarity,
-                    max((similarity.get(cid, 0.0) for cid in kept), default=0.0) - tuning.relative_margin)
-        result.floor = floor
         per_sentence = self.index.sentence_scores(ctx, vector, list(kept))
         by_sentence = {cid: max(scores) for cid, scores in per_sentence.items()} if tuning.sentence_weight else {}
         variants = self.index.variants.model(ctx)
@@ -283,23 +360,22 @@ class Retriever:
         candidates: list[Hit] = []
         for cid, chunk in kept.items():
             source = live[chunk.source_id]
-            sim, bm25 = similarity.get(cid, 0.0), keyword.get(cid, 0.0)
+            sim, bm25 = found.similarity.get(cid, 0.0), keyword.get(cid, 0.0)
+            by_keywords = cid in keyword or cid in found.by_code
             hit = Hit(
                 chunk_id=cid, source_id=source.id, path=source.path, title=source.title, type=source.type,
                 starred=source.starred, language=source.language, url=source.url, trained_at=chunk.trained_at,
                 text=chunk.text, similarity=sim, bm25=bm25,
-                score=fuse(sim, bm25, bm25_max, source.language == lang, tuning, by_sentence.get(cid)),
+                score=fuse(sim, bm25, bm25_max, source.language == result.language, tuning, by_sentence.get(cid)),
                 sentence_similarity=by_sentence.get(cid), sentence_scores=per_sentence.get(cid),
-                found_by="both" if cid in dense and cid in keyword else ("dense" if cid in dense else "keyword"),
+                found_by="both" if cid in dense and by_keywords else ("dense" if cid in dense else "keyword"),
                 variant_agreement=agreement.get(source.id),
+                code_match=None if carried is None else bool(carried.get(cid)),
             )
             if sim >= floor or (hit.variant_agreement or 0.0) >= tuning.variant_sure:
                 candidates.append(hit)
-            elif bm25 > 0 and covers_all_terms(rewritten, f"{source.title}\n{chunk.text}", source.language):
+            elif by_keywords and covers_all_terms(result.rewritten, f"{source.title}\n{chunk.text}", source.language):
                 candidates.append(replace(hit, reason="keyword match with every relevant word"))
             else:
                 result.dropped.append(replace(hit, reason=weak_reason(sim, floor, bm25 > 0, tuning)))
-        result.hits, surplus = select(variant_first(order_by_trust(candidates, tuning), tuning), tuning)
-        result.dropped = surplus + sorted(result.dropped, key=lambda h: -h.score)
-        result.seconds = time.perf_counter() - started
-        return result
+        return candidates
