@@ -83,11 +83,13 @@ def _present(word: str, text: str) -> bool:
     return fold(word) in folded
 
 
-def missing_words(question: str, lang: str, unknown: list[str], passage_text: str, same_language: bool) -> list[str]:
+def missing_words(question: str, lang: str, unknown: list[str], passage_text: str, same_language: bool,
+                  rare_words: bool = True) -> list[str]:
     """The question's words the answer would have to speak of and the material does not: names and codes no chunk
     of the tenant contains (``unknown``), rare words too (not common in the question's language) when the passage is
     in the question's language (a common word missing is mostly a paraphrase; a Spanish word is naturally absent
-    from English text), and codes or identifiers the chosen passage does not carry (a name may be paraphrased:
+    from English text; ``rare_words`` off: names and codes only), and codes or identifiers the chosen passage does
+    not carry (a name may be paraphrased:
     'Alemania del Este' is 'República Democrática Alemana'; 'Kripto-101' is never 'Kripto-102')."""
     out: list[str] = []
     framing = _framing_words(question)
@@ -97,7 +99,7 @@ def missing_words(question: str, lang: str, unknown: list[str], passage_text: st
             continue
         # across languages a common name is translated ('Germany' is 'Alemania'): only codes and rare names count
         specific = (name_like(word, question, lang) and (same_language or _CODE_LIKE.search(word) or rare(word, lang))
-                    or same_language and rare(word, lang))
+                    or rare_words and same_language and rare(word, lang))
         if not specific:
             continue
         written = written if written is not None else {fold(w) for w in _WORD.findall(passage_text)}
@@ -122,7 +124,7 @@ def _spelled_alike(word: str, written: set[str]) -> bool:
 
 
 # a figure the question states ('100 €', 'the 1970s') qualifies it; it is not its topic
-_AMOUNT = re.compile(r"['’]?[\d.,:%€$]+(?:s|th|st|nd|rd|º|ª|ºs)?", re.IGNORECASE)
+_AMOUNT = re.compile(r"['’]?[\d.,:%€$]+(?:s|th|st|nd|rd|º|ª|ºs|h|am|pm|kg|km|g|cm|mm|m)?", re.IGNORECASE)
 
 
 def _framing_words(question: str) -> frozenset[str]:

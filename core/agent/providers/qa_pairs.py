@@ -47,12 +47,16 @@ def compose_qa(tuning, question: str, lang: str, best: dict, passages: list[dict
     if not covered:
         return ""
     answer = [s for s in sentences(qa_answer(best["text"])) if REMOVED not in s]
-    if own or not answer:
+    # names and codes only: a pair's question stands for its variants ('play <any song>'), whose words vary
+    if missing_words(question, lang, list(unknown), best["text"], lang_of(best) == lang, rare_words=False):
+        return ""  # the question names what the pair does not ('…a plazos con bitcoin?'): another question
+    if not answer:
+        return ""
+    near = own or asks_more(question, lang, best["text"])  # the pair's question, or it plus a qualifier
+    if own:
         return cited_all(answer, best["id"])
-    if missing_words(question, lang, list(unknown), best["text"], lang_of(best) == lang):
-        return ""  # the question names what the pair does not: it is another question
     facts = [f for s in answer if (f := without_polarity(s))]
-    if asks_more(question, lang, best["text"]):
+    if near:
         return cited_all(facts, best["id"])
     if len(answer) > 1:
         # a long answer is released only for (nearly) the pair's own question: close-but-different
@@ -97,9 +101,11 @@ def same_question(question: str, lang: str, qa_text: str) -> bool:
 
 
 def own_pair(question: str, lang: str, passages: list[dict]) -> dict | None:
-    """The Q&A pair written for (nearly) this question, when its pairs agree on the answer: an editor's pair
-    answers its question from the next turn on, whatever other passages score."""
-    own = [p for p in passages if p.get("type") == "qa" and same_question(question, lang, p["text"])]
+    """The Q&A pair written for this very question (the same content words), when such pairs agree on the answer:
+    an editor's pair answers its question from the next turn on, whatever other passages score."""
+    asked = set(terms(lang, question))
+    own = [p for p in passages if p.get("type") == "qa" and asked
+           and set(terms(lang, p["text"].split("\n", 1)[0])) == asked]
     answers = {qa_answer(p["text"]).strip().lower() for p in own}
     return own[0] if len(answers) == 1 else None
 

@@ -204,3 +204,54 @@ def test_a_sentence_that_introduces_a_command_is_released_with_the_command():
     text = OfflineResponder().compose("How do I specify the width of the user column?", "en", [FAQ_ENTRY])
     assert text.endswith("The easy way is to directly specify the desired width: [[cite:f1]]\n"
                          "ps -o pid,user:19,comm [[cite:f1]]")
+
+
+SHOPS = {"id": "s1", "source": "tienda/horarios", "type": "text", "language": "es", "similarity": 0.87,
+         "match": "rank 1", "title": "Tiendas y horarios",
+         "text": "Tienda de Madrid: calle de Embajadores 112. Abierta de lunes a viernes de 10:00 a 20:00."}
+
+
+def test_a_name_the_material_never_mentions_makes_the_answer_partial():
+    text = OfflineResponder().compose("¿Tenéis tienda en Valencia?", "es", [SHOPS], unknown=["Valencia"])
+    assert text.startswith("[[missing:Valencia]]") and "[[cite:s1]]" in text
+
+
+def test_a_figure_of_the_kind_asked_that_the_sentence_lacks_makes_it_partial():
+    text = OfflineResponder(OfflineTuning(min_confidence=0.0)).compose(
+        "¿Cuánto cuesta el envío a la tienda de Madrid?", "es", [SHOPS])
+    assert text.startswith("[[missing:el precio]]")
+
+
+def test_the_pairs_own_question_gets_its_yes_a_question_adding_a_qualifier_only_the_facts():
+    own = OfflineResponder().compose("¿Puedo pagar a plazos?", "es", [QA])
+    assert own.startswith("Sí, en pedidos")
+    more = OfflineResponder().compose("¿Puedo pagar a plazos un pedido de 100 €?", "es", [QA])
+    assert more == "En pedidos de más de 300 € a 3, 6 o 12 meses. [[cite:q1]]"
+
+
+def test_a_pair_is_no_answer_to_a_question_naming_what_it_does_not_mention():
+    text = OfflineResponder().compose("¿Puedo pagar a plazos en Valencia?", "es", [QA], unknown=["Valencia"])
+    assert text == prompts.message("abstain", "es")
+
+
+def test_an_editors_pair_answers_its_question_even_when_other_pairs_disagree_nearby():
+    written = {**QA, "id": "q9", "similarity": 0.86, "text": "¿Hacéis descuento a estudiantes?\nSí, un 10 %."}
+    other = {**QA, "id": "q2", "similarity": 0.90, "text": "¿Hacéis descuentos?\nNo hacemos descuentos."}
+    assert OfflineResponder().compose("¿Hacéis descuento a estudiantes?", "es", [other, written]).endswith(
+        "[[cite:q9]]")
+
+
+def test_across_languages_the_lower_floors_need_a_shared_name_or_number():
+    tuning = OfflineTuning(cross_min_similarity=0.7, cross_min_confidence=0.7)
+    weak = {**SHOPS, "similarity": 0.80}
+    assert OfflineResponder(tuning).compose("Do you offer a student discount?", "en", [weak]) == (
+        prompts.message("abstain", "en"))
+    assert "[[cite:s1]]" in OfflineResponder(tuning).compose("Is the Madrid shop on Embajadores 112?", "en", [weak])
+
+
+def test_a_sentence_that_only_says_the_question_back_is_passed_over():
+    faq = {**SHOPS, "id": "z1", "language": "en", "title": "zlib FAQ",
+           "text": "compress() returns Z_BUF_ERROR. Make sure that the output buffer is large enough."}
+    text = OfflineResponder(OfflineTuning(min_confidence=0.0)).compose(
+        "compress() keeps returning Z_BUF_ERROR", "en", [faq])
+    assert "output buffer" in text
