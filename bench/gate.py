@@ -19,6 +19,12 @@ answers alike. An answer "passes" when ``check(...).ok``.
   first with words the process has never stemmed ("cold"), then again ("warm", the steady state); and a
   number-dense worst case.
 
+- Relevance (A3, strict relevance), ``relevance(split)``: a scripted model answers every question with the
+  top retrieved sentence (the sentence of the first hit closest to the question by the embedder), cited; the
+  KB is every other article (``bench.trust.half_kb``). The gate judges it with and without the question:
+  in-KB answers passed (all, and those whose sentence holds the gold answer), out-of-KB answers withheld.
+  XQuAD-es, FaQuAD-pt and English questions over the Spanish XQuAD KB (names are compared across languages).
+
 Tune only on ``dev``; ``test`` is held out.
 """
 from __future__ import annotations
@@ -173,6 +179,59 @@ def product_latency(split: str) -> dict:
             "number_dense_6x6": {"n": len(dense), **percentiles(dense)}}
 
 
+def _top_sentence(embedder, question: str, text: str) -> str:
+    parts = sentences(text) or [text]
+    if len(parts) == 1:
+        return parts[0]
+    scores = embedder.passages(parts) @ embedder.queries([question])[0]
+    return parts[int(scores.argmax())]
+
+
+def _relevance_set(name: str, split: str, embedder) -> dict:
+    from bench.trust import answers_of, half_kb
+
+    rt, ctx, _kept, questions = half_kb(name, split, embedder)
+    gold = answers_of(name, split) if name != "faquad-pt" else {}
+    tally = {k: 0 for k in ("in_kb", "in_passed_before", "in_passed", "in_right", "in_right_passed_before",
+                            "in_right_passed", "out_kb", "out_withheld_before", "out_withheld", "no_hit")}
+    for qid, question, _path, in_kb in questions:
+        hits = rt.retriever.search(ctx, question).hits
+        if not hits:
+            tally["no_hit"] += 1
+            continue
+        top = hits[0]
+        answer = f"{_top_sentence(embedder, question, top.text)} [[cite:{top.chunk_id}]]"
+        evidence = Evidence({h.chunk_id: h.text for h in hits}, about={h.chunk_id: f"{h.title} {h.path}" for h in hits})
+        before, after = check(answer, evidence).ok, check(answer, evidence, question=question).ok
+        right = any(a in answer for a in gold.get(qid, ()))
+        if in_kb:
+            for key, hit in (("in_kb", 1), ("in_passed_before", before), ("in_passed", after), ("in_right", right),
+                             ("in_right_passed_before", right and before), ("in_right_passed", right and after)):
+                tally[key] += hit
+        else:
+            tally["out_kb"] += 1
+            tally["out_withheld_before"] += not before
+            tally["out_withheld"] += not after
+    rt.close()
+    n_in, n_right, n_out = tally["in_kb"], tally["in_right"], tally["out_kb"]
+    return {"questions_answered_by_the_script": n_in + n_out, "without_a_hit": tally["no_hit"],
+            "in_kb": n_in, "in_kb_passed": {"without_question": _rate(tally["in_passed_before"], n_in),
+                                            "with_question": _rate(tally["in_passed"], n_in)},
+            "in_kb_right_sentence": n_right,
+            "in_kb_right_passed": {"without_question": _rate(tally["in_right_passed_before"], n_right),
+                                   "with_question": _rate(tally["in_right_passed"], n_right)},
+            "out_of_kb": n_out, "out_of_kb_withheld": {"without_question": _rate(tally["out_withheld_before"], n_out),
+                                                      "with_question": _rate(tally["out_withheld"], n_out)}}
+
+
+def relevance(split: str) -> dict:
+    """The scripted top-sentence model through the gate, with and without the question."""
+    from bench.harness import cached_embedder
+
+    embedder = cached_embedder(cache_queries=True)
+    return {name: _relevance_set(name, split, embedder) for name in ("xquad-es", "faquad-pt", "xquad-en-es")}
+
+
 def run(split: str) -> dict:
     """Gate quality on one split ('dev' to tune, 'test' to report) and its latency."""
     if split not in ("dev", "test"):
@@ -184,4 +243,5 @@ def run(split: str) -> dict:
               "halueval": halueval(split, latencies), "faithdial": faithdial(split, latencies),
               "begin": begin(split, latencies)}
     report["latency"] = {"all_answers": {"n": len(latencies), **percentiles(latencies)}, **product_latency(split)}
+    report["relevance"] = relevance(split)
     return report

@@ -13,6 +13,7 @@ from core.agent import partial, prompts
 from core.agent.builtin_tools import builtin_tools
 from core.agent.cancel import Cancelled, cancellable_call, never
 from core.agent.followups import followups
+from core.agent.injection import defuse
 from core.agent.outcome import Abstention, Fault, Outcome, Status, TurnTrace
 from core.agent.protocol import Dialogue, Message, Provider, Reply, TransportError
 from core.agent.registry import Tool, ToolEnv, ToolRegistry, TurnEvidence
@@ -51,7 +52,8 @@ class Agent:
         started = self.clock()
         language = detect(question)
         evidence = TurnEvidence()
-        evidence.texts.update({cid: c.text
+        # what earlier turns cited supports this one too, through the same guard as a fresh search result
+        evidence.texts.update({cid: defuse(c.text)[0]
                                for cid, c in self.services.index.chunks(ctx, list(dialogue.evidence_ids)).items()})
         env = ToolEnv(ctx, self.services, list(dialogue.history), evidence, reasons=dict(settings.handoff_reasons),
                       sections=dict(settings.sections))
@@ -76,14 +78,17 @@ class Agent:
         """The answer, then at most one revision; returns (status, text, truncated, fault, last verdict)."""
         evidence, status, text, verdict = env.evidence, "", "", None
         system = prompts.system_prompt(self.tenant_name or env.ctx.tenant_slug, trace.language)
+        asked = len(messages) - 1  # the customer's question; a revision request comes after it
         try:
             for attempt in range(2):
                 text = self._run_rounds(system, messages, env, trace, started, cancelled, emit)
                 if evidence.clarify is not None:
                     return Status.CLARIFY, text, False, None, verdict
-                verdict = check(partial.split(text)[1],
-                                Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live)),
-                                prompts.exempt_sentences())
+                missing, rest = partial.split(text)  # a partial answer gives the closest fact: no relevance test
+                verdict = check(rest,
+                                Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live),
+                                         {h["id"]: f'{h["title"]} {h["path"]}' for h in evidence.hits}),
+                                prompts.exempt_sentences(), question=None if missing else messages[asked].content)
                 trace.gate.append({"round": attempt, "ok": verdict.ok, "claims": [
                     {"claim": v.claim.text, "citations": list(v.claim.citations), "verdict": v.verdict,
                      "detail": v.detail, "support": round(v.support, 3)} for v in verdict.claims]})

@@ -172,7 +172,11 @@ LIGHT = _words_of("sí si yes sim claro correct correcto correcta correto exactl
                   "simplemente simply just solo apenas então entonces therefore please recuerda lembre remember "
                   "note nota yeah yea yep yup ok okay oh wow well hmm ah vale pues actually really realmente "
                   "efectivamente certainly ciertamente certamente true right fact even incluso interesting "
-                  "interesante interessante")
+                  "interesante interessante",
+                  # vague qualifiers and contractions' tails ("They 've")
+                  "etc pretty quite usually sometimes especially generally typically basically definitely specific "
+                  "particular certain kind sort type upon nope lol haha ve ll normalmente generalmente habitualmente "
+                  "especialmente basicamente bastante geralmente")
 #: a claim made only of these is a bare answer to a question ("Sí.", "No.")
 POLARITY = _words_of("yes no sí si sim não claro correct correcto correcta correto correta exacto exacta exato "
                      "exata exactly indeed right true false verdadero falso verdade")

@@ -7,15 +7,19 @@ two when the second continues the first: "It opens at 10:00."), with the same po
 written as the source writes them. Co-occurrence is what plain token overlap misses: a hallucination
 that reuses the source's own names in a wrong relation has its words scattered over sentences.
 An uncited claim passes only when a live action result of this turn supports it. Greetings,
-transitions, questions and labels are exempt (``core.claims``). Pure and deterministic; caches are
-only memoization.
+transitions, questions and labels are exempt (``core.grounding.claims``). Support is judged on what a
+claim states, its conversational framing set aside ("Yeah, I know that ...": ``core.grounding.framing``;
+"Did you know that ...?" states its clause) unless that leaves it next to nothing to check, with the
+words of a source that say the same thing (``core.grounding.lexicon``); numbers and names stay strict.
+Given the ``question``, an answer whose supported claims all leave what the question names unmentioned
+is off-question (``core.grounding.relevance``). Pure and deterministic; caches are only memoization.
 
 The scoring itself lives in ``core.grounding.support``.
 """
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
 from core.base.language import fold, stopwords
@@ -30,6 +34,8 @@ from core.grounding.claims import (
     segments,
     split_claims,
 )
+from core.grounding.framing import stated
+from core.grounding.relevance import asked_names, unaddressed
 from core.grounding.support import (
     LIVE_MIN_SUPPORT,
     NON_WORD,
@@ -49,6 +55,8 @@ __all__ = ["CITE", "Claim", "ClaimVerdict", "Evidence", "GateVerdict", "check", 
            "split_claims", "support_score"]
 
 PASSING = frozenset({"supported", "exempt", "live_data"})
+#: a claim whose framing leaves fewer words and numbers than this is judged as written (tuned on dev)
+MIN_STATED = 2
 
 
 @dataclass(frozen=True)
@@ -58,12 +66,15 @@ class Evidence:
     texts: Mapping[str, str]
     other_ids: frozenset[str] = frozenset()
     live: tuple[str, ...] = ()
+    #: what each text is about (its source's title and path): context for relevance, never support
+    about: Mapping[str, str] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class ClaimVerdict:
     claim: Claim
     verdict: str  # supported | exempt | live_data | invented_citation | value_mismatch | weak_support | uncited
+    #             | off_question (supported, but the answer it belongs to does not address the question)
     detail: str
     support: float
 
@@ -85,13 +96,18 @@ class GateVerdict:
     def feedback(self) -> str:
         """What the model is told for its one revision round: which claims failed, why, and what to do."""
         failed = self.unsupported
-        lines = [f"The answer was not released: {len(failed)} of {len(self.claims)} claims are not supported by "
-                 "the sources." if failed else "The answer was not released: it states no fact backed by a source."]
+        off = all(c.verdict == "off_question" for c in failed)
+        lines = [("The answer was not released: its claims are in the sources but do not answer the question."
+                  if off else f"The answer was not released: {len(failed)} of {len(self.claims)} claims are not "
+                  "supported by the sources.") if failed else
+                 "The answer was not released: it states no fact backed by a source."]
         lines += [f'{i}. "{c.claim.text}" - {c.verdict.replace("_", " ")}: {c.detail}' for i, c in enumerate(failed, 1)]
         lines.append("Rewrite the whole answer once. Cite only ids that tools returned with text in this conversation, "
                      "as [[cite:ID]] right after the sentence it supports; copy numbers, names and conditions exactly "
                      "as the source writes them; remove anything the sources do not say and add no new facts. "
-                     "If the sources do not answer the question, say so.")
+                     "If the sources do not answer the question, say so" + (
+                         ": start with [[missing: what they do not mention]], then give the closest cited fact."
+                         if off and failed else "."))
         return "\n".join(lines)
 
 
@@ -147,8 +163,10 @@ def _uncited(claim: Claim, facts: Facts, lang: str, evidence: Evidence, hint: bo
     return ClaimVerdict(claim, "uncited", f"a factual claim without a citation{advice}", best)
 
 
-def _contentless(claim: Claim, lang: str, evidence: Evidence) -> ClaimVerdict:
+def _contentless(claim: Claim, lang: str, evidence: Evidence, personal: bool = False) -> ClaimVerdict:
     """A claim without content words or numbers: a bare yes/no, a short name ('R&B'), or filler."""
+    if personal and claim.citations:  # "Yes, I do.": no source says what the speaker does
+        return ClaimVerdict(claim, "weak_support", "it speaks of the speaker ('I ...'): no source says that", 0.0)
     words = [w for w in _norm(claim.text).split() if w in POLARITY or w not in stopwords(lang)]
     if claim.citations and words and all(w in POLARITY for w in words):
         return ClaimVerdict(claim, "supported", "a bare yes/no: only its citation can be checked", 1.0)
@@ -160,8 +178,39 @@ def _contentless(claim: Claim, lang: str, evidence: Evidence) -> ClaimVerdict:
     return ClaimVerdict(claim, "weak_support", "it says nothing the cited source confirms", 0.0)
 
 
-def check(answer: str, evidence: Evidence, exempt_sentences: Sequence[str] = ()) -> GateVerdict:
-    """Judge every claim of ``answer`` against what the tools of the conversation returned."""
+def _stated(text: str, lang: str) -> tuple[str, bool, Facts]:
+    """What the claim states (``core.grounding.framing``), whether it was asked, and its facts; the claim
+    as written when its framing leaves fewer than ``MIN_STATED`` words and numbers ('I heard that the highest')."""
+    core, asked = stated(text)
+    facts = facts_of(core, lang)
+    if core != text.strip() and len(facts.terms) + len(facts.numbers) < MIN_STATED:
+        return text, False, facts_of(text, lang)
+    return core, asked, facts
+
+
+def _relevant(verdicts: list[ClaimVerdict], question: str | None, evidence: Evidence) -> list[ClaimVerdict]:
+    """The verdicts, its supported claims marked off-question when none of them addresses the question."""
+    names = asked_names(question or "")
+    supported = [v for v in verdicts if v.verdict == "supported"]
+    if not names or not supported or any(v.verdict == "live_data" for v in verdicts):
+        return verdicts
+    asked_in, missing = language_of(question, ""), {}
+    for v in supported:
+        texts = [v.claim.text, *(evidence.texts[c] for c in v.claim.citations)]
+        if asked_in not in {language_of(t[:600], "") for t in texts}:
+            return verdicts  # names are translated across languages ('Luther', 'Lutero'): not judged
+        missing[v] = unaddressed(names, texts + [evidence.about.get(c, "") for c in v.claim.citations])
+        if not missing[v]:
+            return verdicts
+    return [ClaimVerdict(v.claim, "off_question", f"neither it nor its source (text, title) mentions "
+                         f"{', '.join(repr(n) for n in missing[v][:3])}, which the question asks about",
+                         v.support) if v in missing else v for v in verdicts]
+
+
+def check(answer: str, evidence: Evidence, exempt_sentences: Sequence[str] = (),
+          question: str | None = None) -> GateVerdict:
+    """Judge every claim of ``answer`` against what the tools of the conversation returned; with the
+    ``question``, an answer whose supported claims all leave what it names unmentioned is off-question."""
     exempt = ({_norm(c.text) for s in exempt_sentences for c in split_claims(s)} | {_norm(s) for s in exempt_sentences}
               ) - {""}
     answer_lang = language_of(CITE.sub(" ", answer), "")
@@ -176,20 +225,20 @@ def check(answer: str, evidence: Evidence, exempt_sentences: Sequence[str] = ())
         if invented:
             out.append(ClaimVerdict(claim, "invented_citation", invented, 0.0))
             continue
-        facts = facts_of(claim.text, lang)
+        core, asked, facts = _stated(claim.text, lang)
         reason = ("label" if label and (claim.kind == "table_cell" or not facts.numbers) else
                   "fixed message" if _norm(claim.text) in exempt else
-                  None if facts.numbers else exemption(claim.text, lang))
+                  None if facts.numbers else exemption(core if asked else claim.text, lang))
         if reason:
             out.append(ClaimVerdict(claim, "exempt", reason, 0.0))
         elif not facts.terms and not facts.numbers:
-            out.append(_contentless(claim, lang, evidence))
+            out.append(_contentless(claim, lang, evidence, facts_of(claim.text, lang).personal))
         elif claim.citations:
             out.append(_cited(claim, facts, lang, evidence))
         else:  # looking for the id to suggest costs a scoring per text: only for the first few
             out.append(_uncited(claim, facts, lang, evidence, hint=uncited < 5))
             uncited += out[-1].verdict == "uncited"
-    return GateVerdict(tuple(out))
+    return GateVerdict(tuple(_relevant(out, question, evidence)))
 
 
 def release(answer: str) -> tuple[str, list[str]]:

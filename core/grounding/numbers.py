@@ -28,6 +28,7 @@ _NUMBER = re.compile(  # tried only where a run of digits starts that is not glu
     r"|(?P<h2>\d{1,2})\s?(?P<ap2>[ap])\.?\s?m\b\.?"
     r"|(?P<n>\d{1,3}(?:[.,]\d{3})+(?:[.,]\d+)?(?!\d)|\d+(?:[.,]\d+)?)")
 _DIGITS = re.compile(r"\d+")
+_DECADE = re.compile(r"\s?['’]?s\b")
 _PERCENT = re.compile(r"\s?(?:%|por\s?cient|por\s?cent|percent|per\s?cent)")
 _UNITS = {"day": "dia dias day days", "hour": "hora horas hour hours hr hrs h", "week": "semana semanas week weeks",
           "minute": "minuto minutos minute minutes min mins", "month": "mes meses month months",
@@ -78,6 +79,7 @@ def _word_table(lang: str | None, source: bool) -> tuple[re.Pattern, dict[str, i
 
 
 _TABLES = {(code, source): _word_table(code, source) for code in (*_ONES, None) for source in (False, True)}
+_ONE_IN_RANGE = re.compile(r"\b(?P<w>one|uno|una|um|uma)\s*(?:-|–|to|or|a|o|ou|y|e)\s*(?P<next>\d+|[^\W\d_]+)\b")
 _ALL_TENS = frozenset(w for line in _TENS.values() for w in line.split())
 _WORD = re.compile(r"[^\W\d_]+")
 
@@ -130,6 +132,8 @@ def numbers(text: str, lang: str | None = None, source: bool = False, folded: bo
             values = _decimals(m.group("n"), None if source else lang)
             percent = _PERCENT.match(folded_text, m.end())
             values = values | {v / 100 for v in values} if percent else values
+            if len(m.group("n")) == 2 and _DECADE.match(folded_text, m.end()):  # "the 70's": the 1970s
+                values = values | {Decimal(1900 + int(m.group("n")))}
             unit = "percent" if percent else _unit(folded_text, m.start(), m.end())
             out.append(Number(m.group(0), values, unit, at))
             continue
@@ -147,7 +151,10 @@ def numbers(text: str, lang: str | None = None, source: bool = False, folded: bo
             value = words[m.group("w")] if m.group("w") else parts[m.group("t")] + parts[m.group("o")]
             out.append(Number(m.group(0), frozenset({Decimal(value)}), _unit(folded_text, m.start(), m.end()),
                               m.start()))
-        out.sort(key=lambda n: n.start)
+    for m in _ONE_IN_RANGE.finditer(folded_text):  # 'one to three minutes': here 'one' is a number
+        if m.group("next").isdigit() or m.group("next") in words:
+            out.append(Number(m.group("w"), frozenset({Decimal(1)}), None, m.start()))
+    out.sort(key=lambda n: n.start)
     return out
 
 

@@ -2,7 +2,11 @@
 
 Claim words are stemmed (Snowball, before folding: 'devolución' -> 'devolu'); source words are not:
 a source word supports a stem when it starts with it, so a fresh 1,600-character source costs one
-pass of string operations instead of a stemmer call per word. Pure; caches are only memoization.
+pass of string operations instead of a stemmer call per word. A claim word is also found as a word
+of its group in ``core.grounding.lexicon`` ("called" ~ "nicknamed", "US" ~ "United States"; a name is
+never found as a synonym), and the "born" or "died" of a dated claim in a life span ("(1935 – 1977)"); a
+claim in the first person ("I'm from Ireland") is not supported by a source sentence that is not. Pure;
+caches are only memoization.
 """
 from __future__ import annotations
 
@@ -18,6 +22,7 @@ from whoosh.lang import NoStemmer, stemmer_for_language
 from core.base.language import fold, stopwords
 from core.base.text import sentences
 from core.grounding.claims import LIGHT, NEGATIONS, language_of, name_phrases, proper_nouns
+from core.grounding.lexicon import life_event, related
 from core.grounding.numbers import Number, numbers
 
 #: share of a claim's words and numbers that must be found together in the cited text (tuned on dev)
@@ -41,6 +46,12 @@ _NEG_SCOPE = 4  # words after a negation that it denies
 #: a sentence opening with one of these continues the previous one ("It opens at 10:00.")
 ANAPHORS = frozenset("he she it they his her its their this these those ella ellos ellas este esta estos estas ese "
                      "esa su sus ele ela eles elas seu sua seus suas isso isto esse essa".split())
+#: the speaker's own words: a source never tells about whoever answers from it ("I'm from Ireland")
+_FIRST_PERSON = {"en": frozenset("i me my mine myself".split()), "es": frozenset("yo conmigo".split()),
+                 "pt": frozenset("eu meu minha meus minhas comigo".split())}
+_ANY_FIRST_PERSON = frozenset().union(*_FIRST_PERSON.values())
+#: "(January 8, 1935 – August 16, 1977)": when someone was born and died
+_LIFE_SPAN = re.compile(r"\([^()]{0,60}?\b\d{3,4}\b[^()]{0,40}?(?:–|—|-|\bto\b)[^()]{0,40}?\b\d{3,4}\b[^()]{0,20}\)")
 _CAPITAL_INSIDE = re.compile(r"(?<=[\w,;] )[A-ZÁÉÍÓÚÑÇÃÕÂÊÔÀÜ]")
 _MAX_SUFFIX = 8  # 'intern' ~ 'international'; a stem of four letters or fewer takes three
 _STEMS: dict[str, dict[str, str | None]] = {}
@@ -90,6 +101,8 @@ class Source:
     flat: str  # every folded word: where names of several words are looked up
     negated: tuple[frozenset[str], ...]  # the words a negation of the sentence denies
     negative: tuple[bool, ...]
+    personal: tuple[bool, ...]  # speaks in the first person singular
+    life_span: frozenset[int]  # sentences giving someone's years of birth and death
     numbers: tuple[tuple[Number, int], ...]  # (number, sentence index)
     by_value: Mapping[object, tuple[tuple[str | None, int], ...]]  # reading -> (unit, sentence index)
     text: str  # the sentences joined by "\x00", as written (numbers' offsets point into it)
@@ -116,7 +129,10 @@ def source_of(text: str, lang: str) -> Source:
             by_value.setdefault(value, []).append((n.unit, i))
     original = "\x00".join(parts)
     return Source(tuple(parts), tuple(spaced), tuple(continues), S_TOKEN.sub("", "".join(spaced)), tuple(negated),
-                   tuple(bool(m) for m in marks), tuple(nums), {k: tuple(v) for k, v in by_value.items()},
+                   tuple(bool(m) for m in marks),
+                   tuple(bool(_ANY_FIRST_PERSON.intersection(w.split())) for w in spaced),
+                   frozenset(i for i, p in enumerate(parts) if _LIFE_SPAN.search(p)),
+                   tuple(nums), {k: tuple(v) for k, v in by_value.items()},
                    original if len(original) == len(joined) else joined, lang)
 
 
@@ -125,9 +141,11 @@ class Facts:
     terms: Mapping[str, str]  # stem -> the word as written
     folded_stems: Mapping[str, str | None]  # stem -> the stem of the word folded (as source words are)
     names: frozenset[str]  # stems of proper nouns
+    alternatives: Mapping[str, tuple[str, ...]]  # stem -> stems that say the same (phrases have a space)
     phrases: tuple[tuple[str, ...], ...]  # names of several words, folded
     numbers: tuple[Number, ...]
     negative: bool
+    personal: bool
 
 
 @lru_cache(maxsize=1024)
@@ -139,8 +157,11 @@ def facts_of(text: str, lang: str) -> Facts:
             terms.setdefault(stem, word)
     names = frozenset(s for n in proper_nouns(text) for w in _words(n) if (s := _stem(lang, w)))
     folded_stems = {t: _stem(lang, fold(w)) for t, w in terms.items()}
-    return Facts(terms, folded_stems, names & terms.keys(), tuple(name_phrases(text)), tuple(numbers(text, lang)),
-                  bool(_NEGATION.search(_NOT.sub(" not", fold(text)))))
+    alternatives = {t: alt for t, w in terms.items() if (alt := related(t, w, lang, _stem, t in names))}
+    return Facts(terms, folded_stems, names & terms.keys(), alternatives, tuple(name_phrases(text)),
+                  tuple(numbers(text, lang)),
+                  bool(_NEGATION.search(_NOT.sub(" not", fold(text)))),
+                  bool(_FIRST_PERSON.get(lang, _FIRST_PERSON["en"]).intersection(_words(text))))
 
 
 def _sentences_with(stem: str, folded_stem: str | None, src: Source) -> frozenset[int]:
@@ -153,6 +174,17 @@ def _sentences_with(stem: str, folded_stem: str | None, src: Source) -> frozense
         if at >= 0:
             found.append(i)
     return frozenset(found)
+
+
+def _found(term: str, facts: Facts, src: Source) -> frozenset[int]:
+    """Sentences saying the claim's word, as written or as a word of its group (``core.grounding.lexicon``)."""
+    found = _sentences_with(term, facts.folded_stems[term], src)
+    if src.life_span and facts.numbers and life_event(term, src.lang, _stem):  # with its date: 'born in 1935'
+        found |= src.life_span
+    for alt in facts.alternatives.get(term, ()):
+        found |= (frozenset(i for i, words in enumerate(src.folded) if f" {alt} " in words) if " " in alt else
+                  _sentences_with(alt, None, src))
+    return found
 
 
 def _located(number: Number, src: Source) -> frozenset[int]:
@@ -201,7 +233,7 @@ def score_of(facts: Facts, sources: Sequence[Source]) -> _Score:
     for src in sources:
         per: dict[int, set[str]] = {}
         for t in facts.terms:
-            for i in _sentences_with(t, facts.folded_stems[t], src):
+            for i in _found(t, facts, src):
                 per.setdefault(i, set()).add(t)
         for k, number in enumerate(facts.numbers):
             for i in _located(number, src):
@@ -261,6 +293,8 @@ def _disagreement(facts: Facts, src: Source, window: tuple[int, ...], matched: s
                  if f"#{k}" in matched and f"#{k}" not in per.get(main, ()) and n.unit in rival]
         if stray:
             return f"{stray[0]} is in the source, but the sentence that says the rest gives another value"
+    if facts.personal and not any(src.personal[i] for i in window):
+        return "the claim speaks of the speaker ('I', 'my'); the source does not"
     if facts.negative and not any(src.negative[i] for i in window):
         return "the claim is negative but the matching source sentence is not"
     if not facts.negative and any(_matches(t, w, src.lang) for i in window for w in src.negated[i] for t in matched
