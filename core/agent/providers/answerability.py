@@ -57,11 +57,22 @@ def name_like(word: str, question: str, lang: str = "en") -> bool:
     return word[:1].isupper() and word not in openings
 
 
+#: across languages a name is often spelled a little otherwise ('Luther' / 'Lutero', 'Huguenots' / 'hugonotes')
+CROSS_SPELLED_ALIKE = 0.6
+
+
 def shares_name(question: str, lang: str, text: str) -> bool:
-    """The text carries a name, code or number of the question as written (what crosses languages unchanged)."""
+    """The text carries a name, code or number of the question, as written or (names of four letters or more)
+    spelled alike: what crosses languages."""
     written = {fold(w) for w in _WORD.findall(text)}
-    return any(fold(w) in written for w in _WORD.findall(question)
-               if fold(w) not in FRAMING and (name_like(w, question, lang) or w[:1].isdigit()))
+    for word in _WORD.findall(question):
+        if fold(word) in FRAMING or not (name_like(word, question, lang) or word[:1].isdigit()):
+            continue
+        folded = fold(word)
+        if folded in written or len(folded) >= 4 and not is_code(word) and any(
+                SequenceMatcher(None, folded, w).ratio() >= CROSS_SPELLED_ALIKE for w in written if len(w) >= 4):
+            return True
+    return False
 
 
 def is_code(word: str) -> bool:
