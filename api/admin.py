@@ -15,7 +15,8 @@ from core.channels import conversations
 from core.tenancy.context import AuthError, TenantContext, log_reader
 
 router = APIRouter()
-TurnStatus = Literal["answered", "abstained", "handoff", "clarify", "error"]
+#: every ``core.agent.outcome.Status`` (a test pins them equal); ``partial``: answered in part, still a gap
+TurnStatus = Literal["answered", "partial", "abstained", "handoff", "clarify", "error"]
 
 
 class Questions(BaseModel):
@@ -66,7 +67,8 @@ def questions(request: Request, tenant: str = _TENANT, limit: int = Query(100, g
 @router.get("/v1/admin/turns", response_model=Turns, responses=_ERRORS,
             summary="The private turn log with traces (admin token)")
 def turns(request: Request, tenant: str = _TENANT, limit: int = Query(50, ge=1, le=500),
-          before: int | None = Query(None, ge=1, le=2**62), status: TurnStatus | None = Query(None),
+          before: int | None = Query(None, ge=1, le=2**62),
+          status: TurnStatus | None = Query(None, description="only turns with this status"),
           authorization: str | None = _AUTH) -> JSONResponse:
     ctx = _reader(request, authorization, tenant)
     rows = conversations.turn_log(ctx, request.app.state.rt.store, limit, before, status)

@@ -62,7 +62,10 @@ _ERRORS = {status: {"model": ErrorEnvelope, "description": text} for status, tex
     (429, "Too many requests for this site key or address; see Retry-After"))}
 _STREAM_DOC = {200: {"description": "Server-sent events: provider, tool, verify, citations, text, section, card, "
                      "booking_window, handoff, followups, error, and exactly one terminal done {truncated, status, "
-                     "conversation_id}. A stream that ends without done was cut.",
+                     "conversation_id, usage, missing?}. status is answered, partial (the material covers the topic, "
+                     "not the point asked: the text's first paragraph says what it does not mention, named in "
+                     "missing; the rest is cited), abstained, handoff, clarify or error. A stream that ends without "
+                     "done was cut.",
                      "content": {"text/event-stream": {"schema": {
                          "type": "object", "required": ["event", "data"], "properties": {
                              "event": {"type": "string", "enum": list(EVENTS)},

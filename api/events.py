@@ -79,13 +79,18 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
 
 
 def done_payload(result: TurnResult | None, conversation_id: str = "", truncated: bool = False) -> dict:
+    """The terminal event. A partial answer (status ``partial``, or a ``handoff`` that followed one) also names
+    what the material does not mention, ``missing``: its text's first paragraph says so, the rest is cited."""
     if result is None:
         return {"truncated": truncated, "status": "error", "conversation_id": conversation_id}
     trace = result.trace or TurnTrace("", "")
-    return {"truncated": bool(result.truncated or truncated), "status": str(result.status),
+    done = {"truncated": bool(result.truncated or truncated), "status": str(result.status),
             "conversation_id": result.conversation_id or conversation_id,
             "usage": {"input_tokens": trace.input_tokens, "output_tokens": trace.output_tokens,
                       "provider_ms": trace.provider_ms, "latency_ms": trace.latency_ms}}
+    if trace.missing and result.status in (Status.PARTIAL, Status.HANDOFF):
+        done["missing"] = [str(word) for word in trace.missing]
+    return done
 
 
 def _visible_text(result: TurnResult) -> str:

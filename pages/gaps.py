@@ -15,7 +15,7 @@ from core.channels import handoff
 from core.gaps.backlog import Gap
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
-from pages import common
+from pages import common, turn_status
 from pages.display import ago, md, stamp
 from pages.gap_actions import flash, guarded, show_flash
 from pages.gap_article import existing_tab, write_tab
@@ -191,7 +191,7 @@ def samples_tab(rt: Runtime, ctx: TenantContext, gap: Gap, retention: int) -> No
         "Language": [s["language"] for s in samples],
         "Channel": [s["channel"] for s in samples],
         "Question (masked)": [s["sample"] or purged for s in samples],
-        "Reason": [s["reason"].replace("_", " ") for s in samples],
+        "Reason": [turn_status.REASON_LABELS.get(s["reason"], s["reason"].replace("_", " ")) for s in samples],
     }), hide_index=True, column_config={"Question (masked)": st.column_config.TextColumn(width="large")},
         key=f"samples_{gap.id}")
 

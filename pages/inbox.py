@@ -14,7 +14,7 @@ from core.channels import conversations, handoff
 from core.runtime import Runtime
 from core.tenancy import settings as tenant_settings
 from core.tenancy.context import TenantContext
-from pages import common
+from pages import common, turn_status
 from pages.display import age_seconds, ago, md, stamp
 
 #: Errors whose message is written for the user: shown on the page, never as a traceback.
@@ -22,13 +22,6 @@ FILTERS = {"Open": "open", "Closed": "closed", "All": None}
 MAX_SHOWN = 50
 #: A delivery still pending after this many seconds was interrupted (its attempts take well under a minute).
 STUCK_AFTER = 120
-TURN_STATUS = {  # status -> (badge label, colour), as in the Sandbox
-    "answered": ("Answered", "green"),
-    "abstained": ("Refused: not covered", "orange"),
-    "handoff": ("Handed off to a person", "violet"),
-    "clarify": ("Asked to clarify", "blue"),
-    "error": ("Error", "red"),
-}
 GAPS_PAGE = "pages/gaps.py"
 FLASH = "inbox_flash"
 DRAFTS = "inbox_drafts"
@@ -104,9 +97,12 @@ def show_turn(turn: dict) -> None:
         st.caption(f"Customer · {stamp(turn.get('at'))}")
         st.markdown(md(turn.get("question")))
     with st.chat_message("assistant"):
-        label, colour = TURN_STATUS.get(turn.get("status"), (str(turn.get("status")), "gray"))
+        label, colour = turn_status.badge(turn.get("status"), turn.get("trace"))
         st.badge(label, color=colour)
         st.markdown(md(turn.get("answer")) or "*(no answer)*")
+        if turn_status.missing(turn.get("trace")):
+            st.caption(f"Not in the material: {turn_status.missing(turn.get('trace'))} (the answer gave the closest "
+                       "cited facts; the point asked is a gap).")
         cited = [c for c in turn.get("citations") or [] if isinstance(c, dict)]
         if cited:
             st.caption("Cited: " + " · ".join(f"`{c.get('path') or c.get('id')}`" for c in cited))

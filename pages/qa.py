@@ -1,5 +1,5 @@
-"""QA suites (Q2): saved cases with what the agent must do (answer citing a source, abstain, hand off,
-propose a card), a run with a progress bar, the pass rate, why each case failed, the diff against the
+"""QA suites (Q2): saved cases with what the agent must do (answer citing a source, answer in part, abstain,
+hand off, propose a card), a run with a progress bar, the pass rate, why each case failed, the diff against the
 previous run, and JSONL import/export.
 
 Runs are rehearsals: the agent answers each case in an in-memory conversation, so nothing reaches the
@@ -20,7 +20,9 @@ from pages import common
 from pages.display import stamp
 
 #: Errors whose message is written for the user: shown as is, never as a traceback.
-EXPECT_LABELS = {"answered": "answered (optionally citing a source)", "abstains": "abstains",
+EXPECT_LABELS = {"answered": "answered (optionally citing a source)",
+                 "partial": "partial (says what the material does not mention, then the closest facts)",
+                 "abstains": "abstains (a partial answer does not pass)",
                  "handoff": "hands off to a person", "card": "proposes a card (not built yet)"}
 MARK = {"PASS": "color: #188038; font-weight: bold", "FAIL": "color: #d93025; font-weight: bold"}
 FLASH = "qa_flash"
@@ -120,8 +122,8 @@ def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_c
                                   index=qa_cases.EXPECTATIONS.index(case.expect) if case else 0,
                                   format_func=lambda e: EXPECT_LABELS[e])
         row = st.columns(2)
-        cite = row[0].text_input("Cite (with 'answered'): a source path or a folder", key=f"qa_cite_{ref}",
-                                 value=case.cite if case else "", placeholder="politicas/envios")
+        cite = row[0].text_input("Cite (with 'answered' or 'partial'): a source path or a folder",
+                                 key=f"qa_cite_{ref}", value=case.cite if case else "", placeholder="politicas/envios")
         card = row[1].text_input("Card (with 'proposes a card')", key=f"qa_card_{ref}", value=case.card if case else "")
         note = st.text_input("Note (why this case matters)", key=f"qa_note_{ref}", value=case.note if case else "")
         buttons = st.columns([1, 1, 3])
@@ -130,7 +132,7 @@ def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_c
         delete = buttons[1].form_submit_button("Delete case", key=f"qa_delete_case_{ref}",
                                                disabled=not can_edit) if case else False
     fields = {"prefix": [m for m in prefix.splitlines() if m.strip()], "channel": channel, "expect": expect,
-              "cite": cite if expect == "answered" else "", "card": card if expect == "card" else "", "note": note}
+              "cite": cite if expect in qa_cases.CITING else "", "card": card if expect == "card" else "", "note": note}
     try:
         if save and case:
             qa.edit_case(ctx, rt.store, case.id, question, **fields)
@@ -327,8 +329,9 @@ def main() -> None:
             + (f" · last run {by_id[i].last_run['passed']}/{by_id[i].last_run['total']}" if by_id[i].last_run else "")))
     else:
         st.info("**No QA suites yet.** A suite is a list of questions with what the agent must do with each: answer "
-                "citing a given source, abstain, or hand off to a person. Create one, add cases (or import JSONL), "
-                "run it after every change.", icon=":material/fact_check:")
+                "citing a given source, answer in part (say what the material does not mention), abstain, or hand "
+                "off to a person. Create one, add cases (or import JSONL), run it after every change.",
+                icon=":material/fact_check:")
     with st.expander("Create a suite", expanded=not suites):
         create_form(rt, ctx, can_edit)
     if not suites:

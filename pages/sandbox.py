@@ -3,7 +3,9 @@ each turn's trace: the rewritten query, every retrieved chunk with its scores an
 dropped, the tool calls, the gate's verdict per claim, provider, model, latency and tokens.
 
 A refused turn shows its refusal trace and, for editors, a one-click form that turns the question into a
-Q&A source; "Train now" indexes it and "Ask again" repeats the question. Sandbox conversations are recorded
+Q&A source; "Train now" indexes it and "Ask again" repeats the question. A partial answer (the material covers
+the topic, not the point asked) is a gap too: its badge and trace name what the material does not mention, and
+the same form is offered. Sandbox conversations are recorded
 like any other (turns, gaps, handoffs), under the channel chosen here.
 """
 from __future__ import annotations
@@ -20,21 +22,9 @@ from core.channels.conversations import CHANNELS, ConversationError
 from core.knowledge import sources
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
-from pages import common
+from pages import common, turn_status
 from pages.display import md
 
-#: Errors whose message is written for the user: shown as is, never as a traceback.
-STATUS = {  # status -> (badge label, colour)
-    "answered": ("Answered", "green"),
-    "abstained": ("Refused: not covered", "orange"),
-    "handoff": ("Handed off to a person", "violet"),
-    "clarify": ("Asks to clarify", "blue"),
-    "error": ("Error", "red"),
-}
-ABSTAINED = {
-    "not_covered": "nothing in the knowledge covered the question",
-    "withheld_unsupported": "the answer was withheld: a claim still failed the gate after the revision round",
-}
 VERDICTS = {  # plain symbols: the tables are drawn on a canvas, where an emoji font may be missing
     "supported": "✓ supported", "live_data": "✓ live data", "exempt": "– exempt",
     "invented_citation": "✗ invented citation", "value_mismatch": "✗ value mismatch",
@@ -116,7 +106,10 @@ def show_trace(trace: dict) -> None:
                 f"**latency** {trace.get('latency_ms', 0):,} ms · **tokens** {tokens} · "
                 f"**language** {trace.get('language', '?')} · **channel** {trace.get('channel', '?')}")
     if trace.get("abstained"):
-        st.markdown(f"**Abstained:** {code(trace['abstained'])} — {ABSTAINED.get(trace['abstained'], '')}")
+        said = "Answered in part" if trace["abstained"] == "partial" else "Abstained"
+        st.markdown(f"**{said}:** {code(trace['abstained'])} — {turn_status.REASONS.get(trace['abstained'], '')}")
+    if turn_status.missing(trace):
+        st.markdown(f"**Not in the material:** {turn_status.missing(trace)}")
     if trace.get("fault"):
         st.markdown(f"**Fault:** {md(trace['fault'])}")
     for name, error in trace.get("attempts") or []:
@@ -184,7 +177,7 @@ def show_gate_rounds(rounds: list[dict]) -> None:
 
 
 def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
-    """Turn a refused question into a Q&A source; train it; ask again."""
+    """Turn a refused (or partly answered) question into a Q&A source; train it; ask again."""
     key, question = turn["key"], turn["question"]
     saved, trained = st.session_state.get(f"sbx_qa_saved_{key}"), st.session_state.get(f"sbx_qa_trained_{key}")
     if not saved and not st.session_state.get(f"sbx_qa_open_{key}"):
@@ -195,6 +188,9 @@ def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
         box = st.empty()  # the form goes away once saved
         with box.container(), st.form(f"sbx_qa_form_{key}"):
             st.markdown("**New Q&A source**")
+            if turn_status.missing(turn["trace"]):
+                st.caption(f"The material does not mention {turn_status.missing(turn['trace'])}: write the answer "
+                           "that covers it.")
             path = st.text_input("Path", value=f"faq/{sources.slug(question)}", key=f"sbx_qa_path_{key}")
             title = st.text_input("Question", value=question, key=f"sbx_qa_question_{key}")
             answer = st.text_area("Answer", key=f"sbx_qa_answer_{key}",
@@ -234,10 +230,11 @@ def show_turn(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
     with st.chat_message("user"):
         st.markdown(md(turn["question"]))
     with st.chat_message("assistant"):
-        label, colour = STATUS.get(turn["status"], (turn["status"], "gray"))
-        if turn["status"] == "abstained" and turn["trace"].get("abstained") == "withheld_unsupported":
-            label = "Refused: answer withheld"
+        label, colour = turn_status.badge(turn["status"], turn["trace"])
         st.badge(label, color=colour)
+        if turn_status.missing(turn["trace"]):
+            st.caption(f"The material does not mention {turn_status.missing(turn['trace'])}: the "
+                       "answer says so, then gives the closest cited facts. The point asked is a gap.")
         (st.warning if turn["status"] == "error" else st.markdown)(turn["answer"])
         for item in turn.get("clarify") or []:
             st.markdown(f"- {md(item['question'])}: " + " / ".join(md(o) for o in item["options"]))
@@ -252,10 +249,10 @@ def show_turn(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
             notes.append("truncated")
         if notes:
             st.caption(" · ".join(notes).capitalize() + ".")
-        refused = bool(turn["trace"].get("abstained"))
-        with st.expander("Refusal trace" if refused else "Trace", expanded=refused, icon=":material/troubleshoot:"):
+        gap = turn_status.uncovered(turn["trace"])
+        with st.expander(turn_status.trace_title(turn["trace"]), expanded=gap, icon=":material/troubleshoot:"):
             show_trace(turn["trace"])
-        if refused:
+        if gap:
             if ctx.can("editor"):
                 qa_form(rt, ctx, turn)
             else:

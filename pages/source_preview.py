@@ -13,6 +13,7 @@ from core.knowledge.sources import Source
 from core.knowledge.training import chunk_id, chunk_source, source_units
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
+from pages import turn_status
 from pages.display import stamp
 
 CHUNK_COLORS = ("#dbeafe", "#dcfce7")  # alternate chunks
@@ -46,11 +47,12 @@ def impact_box(report: dict, verb: str, proposed: bool = False) -> None:
             st.dataframe(pd.DataFrame({
                 "When": [stamp(a["at"]) for a in report["answers"]],
                 "Question": [a["question"] for a in report["answers"]],
+                "Status": [turn_status.STATUS.get(a["status"], (a["status"],))[0] for a in report["answers"]],
                 "Answer (excerpt)": [a["answer"] for a in report["answers"]],
                 "Cites a changed chunk": ["✓" if a["affected"] else "–" for a in report["answers"]],
                 "Conversation": [a["conversation_id"] for a in report["answers"]],
             }), hide_index=True, column_config={"Answer (excerpt)": st.column_config.TextColumn(width="large")},
-                column_order=None if proposed else ["When", "Question", "Answer (excerpt)", "Conversation"])
+                column_order=None if proposed else ["When", "Question", "Status", "Answer (excerpt)", "Conversation"])
     if report["gaps"]:
         with st.expander(f"Gaps closed with it ({len(report['gaps'])})", expanded=m > 0):
             st.dataframe(pd.DataFrame({

@@ -356,7 +356,8 @@ TABLE_OWNERS = {
     "qa_results": "core/qa/records.py",
     "_migrations": "core/base/store.py",
 }
-SCHEMA_FILES = {"core/base/migrations.py", "core/base/store.py"}  # they create and migrate every table
+# they create and migrate every table
+SCHEMA_FILES = {"core/base/migrations.py", "core/base/rebuilds.py", "core/base/store.py"}
 MIGRATIONS = "core/base/migrations.py"
 
 _SQL_TABLE = re.compile(  # uppercase keywords (as the code writes SQL), so prose ("built from sources") is not SQL

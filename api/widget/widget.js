@@ -250,6 +250,11 @@
       ".cob-root .cob-assistant .cob-body{background:#fff;color:#111827;border:1px solid #e5e7eb;border-bottom-left-radius:5px;}",
       ".cob-root .cob-staff .cob-body{background:#fff7ed;color:#111827;border:1px solid #fed7aa;border-bottom-left-radius:5px;}",
       ".cob-root .cob-msg[data-status=truncated] .cob-body{border-style:dashed;}",
+      // a partial answer: the material covers the topic, not the point asked. Its first paragraph says what is
+      // missing (shown as a small notice inside the answer); the cited facts follow as in any answer
+      ".cob-root .cob-msg[data-status=partial] .cob-body{border-color:#fcd34d;}",
+      ".cob-root .cob-partial-note{display:block;margin:0 0 7px;padding:5px 9px;border-radius:8px;background:#fffbeb;color:#92400e;border:1px solid #fde68a;font-size:12.5px;font-weight:600;line-height:1.4;}",
+      ".cob-root .cob-partial-note::before{content:'\\25D0';margin-right:6px;font-weight:400;}",
       ".cob-root .cob-label{font-size:11.5px;color:#9a3412;font-weight:600;padding-left:4px;}",
       ".cob-root .cob-label time{font-weight:400;color:#6b7280;margin-left:6px;}",
       ".cob-root .cob-cite{display:inline-flex;align-items:center;justify-content:center;min-width:18px;height:18px;padding:0 5px;margin:0 1px;border-radius:9px;border:0;background:var(--cob-accent-soft);color:var(--cob-accent);font-size:11px;font-weight:700;line-height:1;text-decoration:none;vertical-align:2px;cursor:pointer;}",
@@ -525,6 +530,7 @@
     this.done = false;
     this.handoff = false;
     this.status = null;
+    this.missing = null; // a partial answer: what the material does not mention (from `done`)
     this.node = el("div", "cob-msg cob-assistant");
     this.node.setAttribute("aria-label", T.assistant);
     this.node.setAttribute("aria-busy", "true");
@@ -571,18 +577,27 @@
     var body = this.body;
     mutate(function () {
       while (body.firstChild) body.removeChild(body.firstChild);
+      var text = self.text;
+      var cut = self.missing ? text.search(/\n[ \t]*\n/) : -1;
+      if (cut > 0) { // a partial answer's first paragraph says what the material does not mention
+        var note = el("span", "cob-partial-note");
+        note.setAttribute("role", "note");
+        appendText(note, text.slice(0, cut));
+        body.appendChild(note);
+        text = text.slice(cut).replace(/^\s+/, "");
+      }
       var re = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
       var last = 0;
       var m;
-      while ((m = re.exec(self.text))) {
+      while ((m = re.exec(text))) {
         var nums = m[1].split(/\s*,\s*/);
         var known = nums.every(function (n) { return self.citation(n); });
         if (!known) continue; // not one of our sources: leave the text as written
-        appendText(body, self.text.slice(last, m.index));
+        appendText(body, text.slice(last, m.index));
         nums.forEach(function (n) { body.appendChild(self.citeNode(self.citation(n))); });
         last = m.index + m[0].length;
       }
-      appendText(body, self.text.slice(last));
+      appendText(body, text.slice(last));
       if (self.text && self.citations.length && !self.sources) self.buildSources();
     });
   };
@@ -801,6 +816,15 @@
     return n;
   };
 
+  /** `done.missing` of a partial answer: its first paragraph becomes a notice, the cited rest stays an answer. */
+  Turn.prototype.markPartial = function (missing) {
+    var words = (Array.isArray(missing) ? missing : []).filter(function (w) { return typeof w === "string" && w; });
+    if (!words.length) return;
+    this.missing = words;
+    this.node.setAttribute("data-missing", words.join(", "));
+    if (this.text) this.render();
+  };
+
   Turn.prototype.finish = function (status) {
     this.status = status;
     this.stopTyping();
@@ -866,6 +890,7 @@
       case "done":
         this.done = true;
         if (p.conversation_id) setConversation(String(p.conversation_id));
+        this.markPartial(p.missing);
         if (p.truncated === true) {
           this.addNotice("truncated", T.truncated);
           this.finish("truncated");
@@ -1085,7 +1110,7 @@
     open: function () { if (!ui.panel) build(); open(); },
     close: function () { close(); },
     toggle: function () { if (!ui.panel) build(); if (ui.panel.hidden) open(); else close(); },
-    /** Ask a question as if typed; opens the panel. Resolves to the turn's final status ("answered", …). */
+    /** Ask a question as if typed; opens the panel. Resolves to the turn's final status ("answered", "partial", …). */
     ask: ask,
     /** Forget the conversation (next message starts a new one) and clear the panel. */
     reset: function () {

@@ -9,6 +9,8 @@ from typing import Callable
 
 import sqlite_utils
 
+from core.base import rebuilds
+
 
 def _run_script(db: sqlite_utils.Database, script: str) -> None:
     # executescript() would COMMIT the surrounding transaction; run statement by statement instead.
@@ -394,4 +396,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("008_variants", _m008_variants),
     ("009_sentence_vectors", _m009_sentence_vectors),
     ("010_variant_centroids", _m010_variant_centroids),
+    ("011_qa_partial", rebuilds.m011_qa_partial),
 ]

@@ -7,12 +7,17 @@ from dataclasses import asdict, dataclass
 
 from core.base.errors import UserError
 from core.channels import conversations
+from core.channels.turn import UNCOVERED
 from core.knowledge import sources as sources_mod
 from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
 
-EXPECTATIONS = ("answered", "abstains", "handoff", "card")
-#: the agent's status each expectation asks for (``card`` has none yet)
-EXPECTED_STATUS = {"answered": "answered", "abstains": "abstained", "handoff": "handoff"}
+EXPECTATIONS = ("answered", "partial", "abstains", "handoff", "card")
+#: the agent's status each expectation asks for (``card`` has none yet). ``abstains`` means the agent said the
+#: material does not cover the question; a partial answer (the topic covered, not the point asked: it says what is
+#: missing, then the closest cited facts) is not an abstention and passes only ``partial``.
+EXPECTED_STATUS = {"answered": "answered", "partial": "partial", "abstains": "abstained", "handoff": "handoff"}
+#: the expectations whose answer is checked against ``cite`` (a partial answer cites its closest facts)
+CITING = ("answered", "partial")
 FIELDS = ("question", "prefix", "channel", "expect", "cite", "card", "note")
 MAX_NAME_CHARS = 80
 MAX_NOTE_CHARS = 500
@@ -111,7 +116,7 @@ def validate_case(data: dict) -> dict:
     """The fields of a case (question, prefix, channel, expect, cite, card, note), checked and normalised.
 
     Raises QaError saying what is wrong. ``cite`` is a source path (or a folder: any source below it counts)
-    and belongs only to ``answered``; ``card`` names the card and belongs only to ``card``."""
+    and belongs only to ``answered`` and ``partial``; ``card`` names the card and belongs only to ``card``."""
     if not isinstance(data, dict):
         raise QaError("A case must be a JSON object such as {\"question\": \"…\", \"expect\": \"abstains\"}.")
     unknown = sorted(set(data) - set(FIELDS))
@@ -139,8 +144,8 @@ def validate_case(data: dict) -> dict:
     if expect not in EXPECTATIONS:
         raise QaError(f"'expect' is {expect or 'missing'!r}; use one of {', '.join(EXPECTATIONS)}.")
     cite, card, note = _text(data, "cite"), _text(data, "card"), _text(data, "note")
-    if cite and expect != "answered":
-        raise QaError(f"'cite' goes with expect 'answered' only (this case expects '{expect}').")
+    if cite and expect not in CITING:
+        raise QaError(f"'cite' goes with expect 'answered' or 'partial' only (this case expects '{expect}').")
     if cite:
         try:
             cite = sources_mod.normalize_path(cite)
@@ -171,10 +176,10 @@ def case_line(fields: dict) -> dict:
 
 
 def describe(line: dict) -> str:
-    """'answered citing politicas/envios', 'abstains', 'hands off', 'proposes card X'."""
+    """'answered citing politicas/envios', 'partial citing tienda', 'abstains', 'hands off', 'proposes card X'."""
     expect = line.get("expect", "")
-    if expect == "answered":
-        return f"answered citing {line['cite']}" if line.get("cite") else "answered"
+    if expect in CITING:
+        return f"{expect} citing {line['cite']}" if line.get("cite") else expect
     if expect == "handoff":
         return "hands off"
     if expect == "card":
@@ -192,35 +197,51 @@ def cites(path: str, cite: str) -> bool:
     return path == cite or path.startswith(cite.rstrip("/") + "/")
 
 
+def got(status: str, paths: list[str], trace: dict | None = None) -> str:
+    """What the agent did, as a failure message says it: 'answered citing faq/x', 'partial: the material does not
+    mention “Valencia” (the rest cites tienda/horarios)', 'abstained (the gate withheld an unsupported answer)'."""
+    trace = trace or {}
+    if status == "answered":
+        return f"answered citing {', '.join(paths)}" if paths else "answered without citations"
+    if status == "partial":
+        words = [str(w) for w in trace.get("missing") or []]
+        said = f"partial: the material does not mention {', '.join(f'“{w}”' for w in words) or 'the point asked'}"
+        return said + (f" (the rest cites {', '.join(paths)})" if paths else "")
+    if status == "error":
+        return f"an error ({trace.get('fault') or 'no detail'})"
+    if status == "abstained" and trace.get("abstained") == "withheld_unsupported":
+        return "abstained (the gate withheld an unsupported answer)"
+    return status
+
+
+def _mismatch(line: dict, status: str, done: str) -> str:
+    """Why a turn with the wrong status failed its case, with the hint that fixes the usual mistake."""
+    detail = f"expected: {describe(line)}; got: {done}"
+    expect, channel = line["expect"], line.get("channel", "web")
+    if expect == "handoff" and channel not in SUPPORT_CHANNELS:
+        detail += (f"; channel '{channel}' never hands off (only {', '.join(SUPPORT_CHANNELS)} do, "
+                   "on the second uncovered question)")
+    elif expect == "handoff" and status in UNCOVERED:
+        detail += "; a handoff needs a second uncovered question in the conversation (put the first in 'prefix')"
+    elif expect == "abstains" and status == "partial":
+        detail += ("; a partial answer is not an abstention: expect 'partial' when the material covers the topic "
+                   "but not this point")
+    return detail + "."
+
+
 def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict | None = None) -> tuple[bool, str]:
     """Did the agent's last turn meet the case's expectation? (passed, why not)."""
     line = case.line() if isinstance(case, Case) else case
-    trace = trace or {}
     paths = list(dict.fromkeys(c["path"] for c in citations))
-    got = status
-    if status == "answered":
-        got = f"answered citing {', '.join(paths)}" if paths else "answered without citations"
-    elif status == "error":
-        got = f"an error ({trace.get('fault') or 'no detail'})"
-    elif status == "abstained" and trace.get("abstained") == "withheld_unsupported":
-        got = "abstained (the gate withheld an unsupported answer)"
+    done = got(status, paths, trace)
     if line["expect"] == "card":
-        return False, f"{CARDS_NOT_BUILT.format(card=line.get('card', ''))} (the agent's turn: {got})."
-    wanted = EXPECTED_STATUS[line["expect"]]
-    if status != wanted:
-        detail = f"expected: {describe(line)}; got: {got}"
-        channel = line.get("channel", "web")
-        if line["expect"] == "handoff" and channel not in SUPPORT_CHANNELS:
-            detail += (f"; channel '{channel}' never hands off (only {', '.join(SUPPORT_CHANNELS)} do, "
-                       "on the second uncovered question)")
-        elif line["expect"] == "handoff" and status == "abstained":
-            detail += "; a handoff needs a second uncovered question in the conversation (put the first in 'prefix')"
-        return False, detail + "."
+        return False, f"{CARDS_NOT_BUILT.format(card=line.get('card', ''))} (the agent's turn: {done})."
+    if status != EXPECTED_STATUS[line["expect"]]:
+        return False, _mismatch(line, status, done)
     cite = line.get("cite", "")
     if cite and not any(cites(p, cite) for p in paths):
-        return False, f"answered, but cited {', '.join(paths) or 'nothing'}; expected a citation of {cite}."
+        return False, f"{status}, but cited {', '.join(paths) or 'nothing'}; expected a citation of {cite}."
     return True, ""
-
 
 
 # -- JSONL ---------------------------------------------------------------------------------------------

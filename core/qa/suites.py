@@ -3,8 +3,10 @@ JSONL import and export.
 
 A case is a question (optionally after earlier user messages of the same conversation, its ``prefix``) on a
 channel, and what the agent must do with it: ``answered`` (optionally citing a source path, or a path
-below a folder), ``abstains``, ``handoff``, or ``card`` (propose a card; cards are not built yet, so such a
-case is stored, imported and exported, and always fails with a detail that says so).
+below a folder), ``partial`` (the material covers the topic but not the point asked: the answer says what it
+does not mention, then the closest cited facts; ``cite`` checks those), ``abstains`` (the agent says the material
+does not cover it; a partial answer does not pass), ``handoff``, or ``card`` (propose a card; cards are not built
+yet, so such a case is stored, imported and exported, and always fails with a detail that says so).
 
 A run asks every case through the agent as a *rehearsal* (``core.channels.turn.Rehearsal``): an in-memory
 conversation, so a prefix feeds the history and the handoff rule counts uncovered questions exactly as in

@@ -78,3 +78,23 @@ def test_an_uncovered_question_gets_a_clear_refusal(demo):
     assert "no cubre" in answer.inner_text() and answer.locator(".cob-cite").count() == 0
     if SHOTS:
         demo.screenshot(path=os.path.join(SHOTS, "widget-refusal.png"))
+
+
+def test_a_partial_answer_is_an_answer_with_its_citations_and_a_notice_of_what_is_missing(demo):
+    answer = ask(demo, "¿Tenéis tienda en Valencia?")
+    assert answer.get_attribute("data-status") == "partial" and answer.get_attribute("data-missing") == "Valencia"
+    note = answer.locator(".cob-partial-note")
+    assert note.count() == 1 and note.is_visible()
+    assert note.inner_text().startswith("Nuestro material no menciona “Valencia”.")
+    assert note.get_attribute("role") == "note" and note.locator(".cob-cite").count() == 0
+    body = answer.locator(".cob-body")
+    assert "Madrid" in body.inner_text() and "no cubre" not in body.inner_text()  # the facts, not a refusal
+    cite = answer.locator(".cob-body > .cob-cite").first
+    assert cite.is_visible() and "tienda/horarios" in (cite.get_attribute("title") or "")
+    colour = note.evaluate("n => getComputedStyle(n).backgroundColor")
+    assert colour not in ("rgba(0, 0, 0, 0)", "transparent")  # styled as a notice, not plain answer text
+    cite.click()
+    answer.locator(".cob-sources").wait_for(state="visible")
+    assert "tienda/horarios" in answer.locator(".cob-sources").inner_text()
+    if SHOTS:
+        demo.screenshot(path=os.path.join(SHOTS, "widget-partial.png"))

@@ -126,3 +126,17 @@ def test_sources_write_train_then_the_sandbox_answers_from_it(page, app_url):
     page.get_by_text("10 % de descuento").first.wait_for()
     page.get_by_text("politicas/descuentos").first.wait_for()  # the citation names the new source
     assert page.get_by_text("Traceback").count() == 0
+
+
+def test_the_sandbox_marks_a_partial_answer_and_offers_the_qa_fix(page):
+    """After the Sandbox test: the demo covers shops, not Valencia. The answer is marked partial, not refused."""
+    page.get_by_placeholder("Write as the customer…").fill("¿Tenéis tienda en Valencia?")
+    page.keyboard.press("Enter")
+    page.get_by_text("Partial: point not covered").wait_for()
+    page.get_by_text("Nuestro material no menciona").first.wait_for()
+    page.get_by_role("button", name=re.compile("Create a Q&A source from this question")).wait_for()
+    assert page.get_by_text("Not in the material:").count() == 1  # in the open trace
+    assert page.get_by_text("tienda/horarios").count() >= 1 and page.get_by_text("Traceback").count() == 0
+    if os.environ.get("COBERTURA_SCREENSHOTS"):
+        page.get_by_text("Partial: point not covered").scroll_into_view_if_needed()
+        page.screenshot(path=os.path.join(os.environ["COBERTURA_SCREENSHOTS"], "sandbox-partial.png"))

@@ -21,6 +21,8 @@ HOOK = "https://hooks.acme.test/cobertura"
 SCOOTERS = "¿Vendéis patinetes eléctricos?"
 BITCOIN = "¿Puedo pagar con bitcoin?"
 ABSTAIN = "No tengo información sobre eso en nuestra documentación."
+VALENCIA = "¿Cuánto tardan los envíos a Valencia?"
+EXPRESS = "¿Y por Correos Express?"
 
 
 def turn(ctx, store, conversation_id: str, question: str, answer: str = ABSTAIN, status: str = "abstained") -> None:
@@ -91,6 +93,25 @@ def test_an_open_handoff_shows_its_transcript_reason_channel_and_gap(acme):
     click(at, f"inbox_gap_{handoff_id}")
     assert at.selectbox(key="gap_id").value == gap_id
     assert "Gap backlog" in [t.value for t in at.title]
+
+
+def test_partial_answers_in_a_transcript_say_what_the_material_does_not_mention(acme):
+    rt, ctx = acme
+    convo = conversations.start(ctx, rt.store, "identified", customer_id="cust-42")
+    cited = [{"id": "c1", "path": "politicas/envios", "title": "Envíos", "url": ""}]
+    for question, status, missing in ((VALENCIA, "partial", "Valencia"), (EXPRESS, "handoff", "Express")):
+        conversations.record_turn(
+            ctx, rt.store, convo.id, question=question, status=status, citations=cited, evidence=["c1"],
+            answer=f"Nuestro material no menciona “{missing}”. Lo que sí dice:\n\nLos envíos tardan de 5 a 8 días. [1]",
+            truncated=False, provider="offline", model="", latency_ms=12, input_tokens=0, output_tokens=0,
+            trace={"abstained": "partial", "missing": [missing]}, uncovered=True)
+    gap_id = rt.backlog.record(ctx, EXPRESS, "es", "identified", convo.id, "partial")
+    handoff.create(ctx, rt.store, convo.id, "not_covered_twice", gap_id)
+    shown = texts(open_page(rt.store))
+    assert ":yellow-badge[Partial: point not covered]" in shown
+    assert ":violet-badge[Partial, then handed off to a person]" in shown
+    assert "Not in the material: “Valencia”" in shown and "Not in the material: “Express”" in shown
+    assert shown.count("Cited: `politicas/envios`") == 2
 
 
 def test_a_reply_is_shown_and_kept(acme):

@@ -166,3 +166,33 @@ def test_an_editor_runs_suites_but_cannot_change_them(runtime, acme, agent):
     at.button(key=f"qa_run_now_{suite.id}").click()
     rerun(at)
     assert {m.label: m.value for m in at.metric}["Pass rate"] == "100%"
+
+
+def _partly(messages) -> str:
+    data = json.loads(next(m.content for m in reversed(messages) if m.role == "tool"))
+    return f"[[missing: Valencia]] Tienes 30 días naturales desde la entrega. [[cite:{data['results'][0]['id']}]]"
+
+
+PARTLY = [("search_knowledge", {"query": "plazo devolver producto Valencia"}), _partly]  # partial: Valencia
+
+
+def test_a_partial_case_is_added_with_its_citation_and_a_run_shows_what_is_missing(runtime, acme, agent):
+    suite = qa.create_suite(acme, runtime.store, "partial")
+    qa.add_case(acme, runtime.store, suite.id, "¿Y desde Valencia?", expect="answered")
+    at = page(runtime.store)
+    new = f"new_{suite.id}"
+    assert at.selectbox(key=f"qa_expect_{new}").options[1].startswith("partial (says what")
+    at.text_area(key=f"qa_question_{new}").set_value("¿Plazo de devolución desde Valencia?")
+    at.selectbox(key=f"qa_expect_{new}").set_value("partial")
+    at.text_input(key=f"qa_cite_{new}").set_value("politicas")
+    at.button(key=f"qa_save_{new}").click()
+    rerun(at)
+    assert "added: partial citing politicas" in texts(at)
+    assert list(frame(at, "Expectation")["Expectation"]) == ["answered", "partial citing politicas"]
+    agent.enqueue(*PARTLY, *PARTLY)
+    at.button(key=f"qa_run_now_{suite.id}").click()
+    rerun(at)
+    results = frame(at, "Why it failed")
+    assert list(results["Result"]) == ["FAIL", "PASS"] and list(results["Got"]) == ["partial", "partial"]
+    assert ("expected: answered; got: partial: the material does not mention “Valencia” (the rest cites "
+            "politicas/devoluciones)." == results["Why it failed"][0])

@@ -31,6 +31,8 @@ PASSWORD = "a long sandbox password"
 INSTALMENTS = ("¿Puedo pagar a plazos?", "Sí, puedes pagar a plazos en tres cuotas sin intereses con tarjeta.")
 SCOOTERS = "¿Vendéis patinetes eléctricos?"
 SCOOTERS_ANSWER = "No vendemos patinetes eléctricos; solo bicicletas y accesorios."
+VALENCIA = "¿Cuánto tardan los envíos a Valencia?"
+VALENCIA_ANSWER = "Los envíos a Valencia tardan de 1 a 2 días laborables."
 
 
 class GroundedFake:
@@ -40,6 +42,7 @@ class GroundedFake:
 
     def __init__(self) -> None:
         self.invent = False  # cite an id no tool returned (the gate must withhold it)
+        self.missing = ""  # mark the answer partial: the material does not mention this
 
     def complete(self, system, messages, tools, *, max_tokens=1024, timeout=60.0):
         at = max(i for i, m in enumerate(messages)
@@ -53,7 +56,8 @@ class GroundedFake:
             return Reply(prompts.message("abstain", detect(question)), (), self.name, self.model)
         best = results[0]
         cited = "deadbeef0000" if self.invent else best["id"]
-        return Reply(f"{best['text'].splitlines()[-1]} [[cite:{cited}]]", (), self.name, self.model)
+        mark = f"[[missing: {self.missing}]] " if self.missing else ""
+        return Reply(f"{mark}{best['text'].splitlines()[-1]} [[cite:{cited}]]", (), self.name, self.model)
 
 
 @pytest.fixture
@@ -173,6 +177,32 @@ def test_a_refusal_shows_its_trace_and_becomes_a_trained_qa_source(runtime, ctx)
     assert any("Answered" in b for b in badges(at))
     assert "faq/vendeis-patinetes-electricos" in texts(at).replace("\\", "")
     assert len(conversations.turns(ctx, runtime.store, only_conversation(runtime, ctx).id)) == 2
+
+
+def test_a_partial_answer_shows_what_is_missing_and_offers_the_qa_fix(runtime, ctx, fake):
+    fake.missing = "Valencia"
+    at = say(open_page(runtime.store), VALENCIA)
+    assert ":yellow-badge[Partial: point not covered]" in badges(at)
+    shown = texts(at).replace("\\", "")
+    assert "Nuestro material no menciona “Valencia”." in shown and "5 a 8 días laborables" in shown
+    assert "[1] politicas/envios — Envíos" in shown and "Recorded as gap #" in shown
+    assert "The material does not mention “Valencia”: the answer says so" in shown
+    assert "**Not in the material:** “Valencia”" in shown and "`partial` — the material covers the topic" in shown
+    assert [e.label for e in at.expander] == ["Partial answer trace"]
+    assert list(frames(at, "Verdict")[0]["Verdict"]) == ["✓ supported"]
+    at.button(key=next(b.key for b in at.button if b.key.startswith("sbx_qa_create_"))).click().run()
+    key = next(t.key for t in at.text_input if t.key.startswith("sbx_qa_path_"))
+    assert at.text_input(key=key).value == "faq/cuanto-tardan-los-envios-a-valencia"
+    assert "write the answer that covers it" in texts(at).replace("\\", "")
+    at.text_area(key=key.replace("path", "answer")).set_value(VALENCIA_ANSWER)
+    at.button[-1].click().run()
+    assert sources.get(ctx, runtime.store, "faq/cuanto-tardan-los-envios-a-valencia").content == VALENCIA_ANSWER
+    at.button(key=key.replace("qa_path", "train")).click().run()
+    fake.missing = ""  # the new pair covers the point asked
+    at.button(key=key.replace("qa_path", "again")).click().run()
+    assert not at.exception, [e.value for e in at.exception]
+    assert badges(at)[-1].startswith(":green-badge[Answered")
+    assert "faq/cuanto-tardan-los-envios-a-valencia" in texts(at).replace("\\", "")
 
 
 def test_a_withheld_answer_shows_the_gate_verdict_per_claim(runtime, fake):

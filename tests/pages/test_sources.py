@@ -160,6 +160,7 @@ def test_an_edit_shows_its_impact_before_it_is_saved(runtime, acme, monkeypatch)
     answers = frame(at, "Answer (excerpt)")
     assert list(answers["Question"]) == ["¿Cuánto cuesta el envío a la zona 5?"]
     assert list(answers["Cites a changed chunk"]) == ["✓"] and list(answers["Conversation"]) == [convo.id]
+    assert list(answers["Status"]) == ["Answered"]
     gaps = frame(at, "Gap")
     assert list(gaps["#"]) == [gap] and list(gaps["Status"]) == ["closed"]
     assert sources.get(acme, runtime.store, "politicas/envios").content == LONG  # nothing saved yet
