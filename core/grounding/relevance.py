@@ -30,6 +30,9 @@ _NOT_NAMES = frozenset(fold(w) for w in (
 
 
 _ROMAN = re.compile(r"[ivxlcdm]+")
+#: a number with its unit or ordinal ('14th', '5pm', '30kg', '2x'): a figure the question states, not a code
+_QUANTITY = re.compile(r"\d+(?:[.,]\d+)?(?:st|nd|rd|th|º|ª|am|pm|h|hrs?|min|s|x|kg|g|km|m|cm|mm|gb|mb|tb|k|€|\$)",
+                       re.IGNORECASE)
 
 
 def _significant(word: str) -> bool:
@@ -54,7 +57,7 @@ def asked_names(question: str) -> tuple[tuple[str, ...], ...]:
         else:
             units.append(words)
         cursor = last_end = at + len(name)
-    units += [[fold(c)] for c in _CODE.findall(question)]
+    units += [[fold(c)] for c in _CODE.findall(question) if not _QUANTITY.fullmatch(c)]
     return tuple(dict.fromkeys(tuple(u) for u in units))
 
 

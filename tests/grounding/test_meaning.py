@@ -191,3 +191,10 @@ def test_a_partial_answer_gives_the_closest_fact_without_the_relevance_test(ctx,
     bot = Agent(rt, ScriptedProvider(("search_knowledge", {"query": "tienda Valencia"}), partial))
     result = rt.turns.run(ctx, bot, "¿Tenéis tienda en Valencia?")
     assert result.trace.gate[0]["ok"] and "Embajadores" in result.answer
+
+
+def test_a_figure_the_question_states_is_not_a_name_it_must_address():
+    from core.grounding.relevance import asked_names
+
+    assert asked_names("could a hotel be booked for me for the 10th to the 15th at 5pm") == ()
+    assert asked_names("¿Cuánto pesa el casco Kripto-101?") == (("kripto-101",),)
