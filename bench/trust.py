@@ -2,12 +2,16 @@
 abstain on what it does not? Runs the real agent (offline responder, the gate) end to end.
 
 - XQuAD-es and MLQA-es: the KB is every other article of the split; in-KB questions must be answered
-  with a cited chunk that contains the gold answer; out-of-KB questions must be refused.
+  with a cited chunk that contains the gold answer; out-of-KB questions must be refused (abstained, or answered
+  as ``partial``: the answer says first that the point is not covered). XQuAD-en-es: the English questions on
+  the same Spanish KB.
 - SQuAD-es v2.0: near misses. The KB is every paragraph of the split's articles; answerable questions must
   be answered citing their answer, the unanswerable ones (same topic, a detail the text does not give) refused.
 - CLINC150: the KB is the training utterances of the in-scope intents as Q&A pairs whose answer names
   the intent; in-scope questions must be answered with the right intent, out-of-scope ones refused.
-- The gate alone on HaluEval / FaithDial / BEGIN (bench/gate.py), and its latency.
+- A generated product catalog (bench/catalog.py): sheets that differ only by code and figures.
+- Injection (bench/injection.py): BIPIA payloads planted in paragraphs, web pages and Q&A answers.
+- The gate alone on HaluEval / FaithDial / BEGIN and its relevance test (bench/gate.py), and its latency.
 """
 from __future__ import annotations
 
@@ -194,11 +198,12 @@ def run(split: str) -> dict:
               "xquad-en-es": run_qa_set("xquad-en-es", split, embedder),
               "mlqa-es": run_qa_set("mlqa-es", split, embedder), "clinc150": run_clinc(split, embedder),
               "squad2-es": run_squad2(split, embedder)}
-    try:
-        from bench.gate import run as run_gate
+    from bench.catalog import run as run_catalog
+    from bench.gate import run as run_gate
+    from bench.injection import run as run_injection
 
-        report["gate"] = run_gate(split)
-    except ImportError:
-        report["gate"] = "bench/gate.py missing"
+    report["catalog"] = run_catalog(split)
+    report["injection"] = run_injection(split)
+    report["gate"] = run_gate(split)
     report["seconds"] = round(time.perf_counter() - started, 1)
     return report
