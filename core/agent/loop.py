@@ -84,11 +84,14 @@ class Agent:
                 text = self._run_rounds(system, messages, env, trace, started, cancelled, emit)
                 if evidence.clarify is not None:
                     return Status.CLARIFY, text, False, None, verdict
-                missing, rest = partial.split(text)  # a partial answer gives the closest fact: no relevance test
+                missing, rest = partial.split(text)
+                # relevance is judged for a model's answer; a partial one gives the closest fact by design, and the
+                # offline responder released only what its own answerability checks (with coverage) let through
+                judged = not missing and (trace.rounds[-1]["provider"] if trace.rounds else "") != "offline"
                 verdict = check(rest,
                                 Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live),
                                          {h["id"]: f'{h["title"]} {h["path"]}' for h in evidence.hits}),
-                                prompts.exempt_sentences(), question=None if missing else messages[asked].content)
+                                prompts.exempt_sentences(), question=messages[asked].content if judged else None)
                 trace.gate.append({"round": attempt, "ok": verdict.ok, "claims": [
                     {"claim": v.claim.text, "citations": list(v.claim.citations), "verdict": v.verdict,
                      "detail": v.detail, "support": round(v.support, 3)} for v in verdict.claims]})
