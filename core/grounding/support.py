@@ -36,7 +36,7 @@ LIVE_MIN_SUPPORT = 0.5
 #: multiplier when claim and source sentence disagree on negation, or a name is not there as written
 CONTRADICTION = 0.5
 
-TOKEN = re.compile(r"(?<!\d)[^\W\d_]+")  # letters, not the 'rd' of '23rd'
+TOKEN = re.compile(r"(?<![^\W_])[^\W\d_]+")  # letters opening a word: not the "rd" of "23rd", nor the "neo" of "Q25neo"
 NON_WORD = re.compile(r"[\W_]+")
 S_TOKEN = re.compile(r" s(?= )")  # the possessive 's
 _NOT = re.compile(r"n['’]t\b")

@@ -198,3 +198,11 @@ def test_a_figure_the_question_states_is_not_a_name_it_must_address():
 
     assert asked_names("could a hotel be booked for me for the 10th to the 15th at 5pm") == ()
     assert asked_names("¿Cuánto pesa el casco Kripto-101?") == (("kripto-101",),)
+
+
+def test_a_code_glued_to_digits_is_not_cut_into_a_name():
+    """'Q25neo' is one code: its letters after the digits are not a name the sentence must carry apart."""
+    from core.grounding.support import support_score
+
+    source = "El casco Q25neo pesa 310 g y tiene 2 años de garantía."
+    assert support_score("El casco Q25neo pesa 310 g.", source, "es") >= 0.9
