@@ -89,7 +89,12 @@ class OfflineTuning:
     paraphrase_coverage: float = 0.5
     # ranking only: how much a sentence's own similarity to the question (the search tool's per-sentence scores,
     # which cross languages) adds to its confidence
-    sentence_weight: float = 0.0
+    # (on bench docs dev 0 -> 1.0: covered questions answered right .490 -> .558, uncovered refused unchanged;
+    # XQuAD-es dev .928 -> .922, SQuAD2-es dev .840 / .144 -> .847 / .160, MLQA-es unchanged)
+    sentence_weight: float = 1.0
+    # the same across languages, where stems do not cross and only the embedder compares the sentence's meaning
+    # (XQuAD-en-es dev .661 -> .683)
+    cross_sentence_weight: float = 1.0
 
 
 class Scored(NamedTuple):
@@ -344,7 +349,8 @@ class OfflineResponder:
                 cov -= t.pair_penalty  # a pair must cover clearly more than its best sentence (unless that is a stub)
             sim = float(passage.get("similarity", 0.0))
             confidence = sim + t.overlap_weight * (cov + passage_cov) / 2
-            key = confidence + t.sentence_weight * _sentence_similarity(passage, sentence, sim)
+            weight = t.sentence_weight if p_lang == lang else t.cross_sentence_weight
+            key = confidence + weight * _sentence_similarity(passage, sentence, sim)
             scored.append(Scored(key, confidence, cov, sim, -rank, -position, sentence, passage["id"], p_lang == lang,
                                  restates(question, sentence, p_lang)))
         scored.sort(key=lambda u: (not u.restating, u.key, u.cov, u.sim, u.rank, u.position), reverse=True)
