@@ -188,7 +188,9 @@ def cmd_browse(args) -> int:
     result = rt.knowledge.browse(_ctx(rt, args.slug), args.path or "")
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-    elif not result.found or result.kind == "document":
+    elif not result.found:
+        print(f"error: {result.message}", file=sys.stderr)
+    elif result.kind == "document":
         print(result.message)
     else:
         for child in result.children:
@@ -206,7 +208,8 @@ def cmd_read(args) -> int:
         for doc in result.documents:
             print(f"== {doc['path']} — {doc['title']} (trained {doc['trained_at']})\n{doc['text']}\n")
         if result.message:
-            print(result.message)
+            print(result.message if result.found else f"error: {result.message}",
+                  file=sys.stdout if result.found else sys.stderr)
     return 0 if result.found else 1
 
 

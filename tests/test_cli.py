@@ -42,8 +42,12 @@ def test_init_search_browse_read_with_the_real_model(data_dir, capsys):
     assert {c["name"] for c in json.loads(out)["children"]} >= {"politicas", "planes", "faq"}
     code, out, _ = run(capsys, "read", "demo", "planes/lumen-care", "--json")
     assert "LC-PRO" in json.loads(out)["documents"][0]["text"]
-    code, out, _ = run(capsys, "read", "demo", "planes/lumen-kare")
-    assert code == 1 and "planes/lumen-care" in out
+    code, out, err = run(capsys, "read", "demo", "planes/lumen-kare")
+    assert code == 1 and err.startswith("error: Nothing at 'planes/lumen-kare'") and "planes/lumen-care" in err
+    code, out, err = run(capsys, "browse", "demo", "nope")
+    assert code == 1 and err.startswith("error: Nothing at 'nope'") and out == ""
+    code, out, err = run(capsys, "star", "demo", "nope/missing")
+    assert code == 2 and "`python -m core sources demo`" in err and "<tenant>" not in err
 
 
 def test_batch_search(data_dir, capsys, tmp_path):

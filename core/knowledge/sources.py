@@ -197,7 +197,8 @@ def set_starred(ctx: TenantContext, store: Store, path: str, starred: bool = Tru
 def _require(ctx: TenantContext, store: Store, path: str) -> Source:
     source = get(ctx, store, path)
     if source is None:
-        raise SourceError(f"No source at '{normalize_path(path)}'. List them with `python -m core sources <tenant>`.")
+        raise SourceError(f"No source at '{normalize_path(path)}'. List them with "
+                          f"`python -m core sources {ctx.tenant_slug}`.")
     return source
 
 
