@@ -67,26 +67,29 @@ def cmd_users(args) -> int:
 def cmd_ingest(args) -> int:
     from urllib.parse import urlsplit
 
-    from core.knowledge.ingest import ImportReport, import_paths, import_url
+    from core.knowledge.ingest import ImportReport, import_paths, import_url, import_zip
 
     rt = _runtime()
     ctx = _ctx(rt, args.slug)
-    urls = [p for p in args.paths if p.startswith(("http://", "https://"))]
-    report = (import_paths(ctx, rt.store, [p for p in args.paths if p not in urls], args.prefix)
-              if len(urls) < len(args.paths) else ImportReport())
-    for url in urls:
-        parts = urlsplit(url)
-        path = "/".join(x for x in (args.prefix, sources_mod.slug(parts.netloc),
-                                    sources_mod.slug(parts.path or "index")) if x)
-        fetched = import_url(ctx, rt.store, path, url, rt.settings.fetch_timeout)
-        report.saved += fetched.saved
-        report.errors += fetched.errors
+    report = ImportReport()
+    for raw in args.paths:
+        if raw.startswith(("http://", "https://")):
+            parts = urlsplit(raw)
+            path = "/".join(x for x in (args.prefix, sources_mod.slug(parts.netloc),
+                                        sources_mod.slug(parts.path or "index")) if x)
+            report.merge(import_url(ctx, rt.store, path, raw, rt.settings.fetch_timeout))
+        elif raw.lower().endswith(".zip") and Path(raw).is_file():
+            import_zip(ctx, rt.store, Path(raw).name, Path(raw).read_bytes(), args.prefix, report)
+        else:
+            import_paths(ctx, rt.store, [raw], args.prefix, report)
     lines = [f"saved {p}" for p in report.saved] + [f"unchanged {p}" for p in report.unchanged]
-    lines += [f"ERROR {e['file']}: {e['error']}" for e in report.errors]
-    lines.append(f"{len(report.saved)} saved, {len(report.unchanged)} unchanged, {len(report.errors)} errors. "
-                 f"Train to apply: python -m core train {args.slug}")
+    lines += [f"REFUSED {e['error']}" for e in report.errors]
+    lines += [f"SKIPPED {s['file']}" + (f" line {s['line']}" if s.get("line") else "") + f" {s['reason']}"
+              for s in report.skipped]
+    lines += [f"WARNING {w['warning']}" for w in report.warnings]
+    lines.append(f"{report.summary()}. Train to apply: python -m core train {args.slug}")
     _print(report.as_dict(), args.json, "\n".join(lines))
-    return 1 if report.errors and not (report.saved or report.unchanged) else 0
+    return 1 if (report.errors or report.skipped) and not (report.saved or report.unchanged) else 0
 
 
 def _progress_printer():
@@ -97,8 +100,16 @@ def _progress_printer():
 
 
 def cmd_train(args) -> int:
+    from core.knowledge.training import TrainingBusy
     rt = _runtime()
-    report = rt.index.train(_ctx(rt, args.slug), progress=None if args.json else _progress_printer(), full=args.full)
+    ctx, progress = _ctx(rt, args.slug), None if args.json else _progress_printer()
+    try:
+        report = rt.index.train(ctx, progress=progress, full=args.full)
+    except TrainingBusy as busy:  # another process trains this tenant: wait for it, then train what is left
+        if args.wait <= 0:
+            raise
+        print(f"waiting up to {args.wait:g} s: {busy}", file=sys.stderr)
+        report = rt.index.train(ctx, progress=progress, full=args.full, wait=args.wait)
     _print(report.as_dict(), args.json, json.dumps(report.as_dict()))
     return 0
 
@@ -308,6 +319,8 @@ def _knowledge_commands(add) -> None:
     p = add("train", cmd_train, "index what changed since the last training")
     p.add_argument("slug")
     p.add_argument("--full", action="store_true", help="retrain every source (after changing the embedder)")
+    p.add_argument("--wait", type=float, default=600.0, metavar="SECONDS",
+                   help="if another process is training this tenant, wait this long for it (0 = fail at once)")
     p = add("sources", cmd_sources, "list a tenant's sources (optionally below PATH)")
     p.add_argument("slug")
     p.add_argument("path", nargs="?")

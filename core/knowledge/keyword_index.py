@@ -120,6 +120,20 @@ class KeywordIndex:
             raise
         writer.commit()
 
+    def keep_only(self, tenant_id: int, chunk_ids: set[str]) -> int:
+        """Delete every document of the tenant that is not one of ``chunk_ids``; how many were deleted."""
+        ix = self._open(tenant_id, create=False)
+        if ix is None:
+            return 0
+        with ix.searcher() as searcher:
+            stale = sorted({f["chunk_id"] for f in searcher.all_stored_fields()} - chunk_ids)
+        if stale:
+            writer = ix.writer(timeout=60)
+            for cid in stale:
+                writer.delete_by_term("chunk_id", cid)
+            writer.commit()
+        return len(stale)
+
     def search(self, tenant_id: int, text: str, limit: int) -> list[KeywordHit]:
         """BM25F over every language field and the path, best first."""
         searcher = self._searcher(tenant_id)

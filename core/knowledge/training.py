@@ -16,6 +16,8 @@ from typing import Callable
 import numpy as np
 
 from core.base.config import Settings
+from core.base.errors import UserError
+from core.base.locks import FileLock, LockBusy
 from core.base.store import Store
 from core.base.text import sentences
 from core.knowledge import sources as sources_mod
@@ -29,6 +31,16 @@ from core.knowledge.vector_index import VectorIndex
 from core.tenancy.context import TenantContext
 
 Progress = Callable[[int, int, str], None]
+
+
+class TrainingBusy(UserError):
+    """Another process (or thread) is training the same tenant."""
+
+    def __init__(self, slug: str, holder: dict | None):
+        where = f" (process {holder['pid']}, since {holder['since']})" if holder else ""
+        super().__init__(f"A training of '{slug}' is already running{where}. It trains the sources changed before "
+                         "it started; train again when it is done to include later changes.")
+        self.holder = holder
 
 
 @dataclass(frozen=True)
@@ -142,9 +154,20 @@ class Index:
         progress: Progress | None = None,
         should_stop: Callable[[], bool] | None = None,
         full: bool = False,
+        wait: float = 0.0,
     ) -> TrainReport:
         """Index what changed (everything with ``full``, e.g. after changing the embedder); drop what
-        was deleted. Safe to interrupt and to run again."""
+        was deleted. Safe to interrupt and to run again. One training per tenant at a time, across processes:
+        a second one waits up to ``wait`` seconds, then raises :class:`TrainingBusy`."""
+        lock = FileLock(self.settings.data_dir / "locks" / f"training-{int(ctx.tenant_id)}.lock")
+        try:
+            with lock.exclusive(wait, what=f"training {ctx.tenant_slug}"):
+                return self._train(ctx, progress, should_stop, full)
+        except LockBusy as busy:
+            raise TrainingBusy(ctx.tenant_slug, busy.holder) from None
+
+    def _train(self, ctx: TenantContext, progress: Progress | None, should_stop: Callable[[], bool] | None,
+               full: bool) -> TrainReport:
         started = time.monotonic()
         report = TrainReport()
         all_sources = sources_mod.list_sources(ctx, self.store)
@@ -155,9 +178,9 @@ class Index:
         if orphans:
             self.forget(ctx, orphans)
             report.removed_sources = len(orphans)
-        if full:  # start both indexes afresh: vectors of another embedder may not even share its dimension
-            self.vectors.drop(ctx.tenant_id)
-            self.keywords.drop(ctx.tenant_id)
+        if full:  # everything again, in place: a search meanwhile finds each source's old chunks or its new ones
+            if self.vectors.embedded_by_another(ctx.tenant_id):  # whose vectors may not even share the dimension
+                self.vectors.drop(ctx.tenant_id)
             sources_mod.mark_untrained(ctx, self.store)
             all_sources = sources_mod.list_sources(ctx, self.store)
         changed = [s for s in all_sources if s.changed]
@@ -181,6 +204,10 @@ class Index:
         if not report.interrupted:
             self._fill_sentence_vectors(ctx, should_stop)
         report.pending = total - done
+        if full and not report.pending:  # and nothing else: what no chunk row names is left over from a crash
+            kept = {r["id"] for r in self.store.query("SELECT id FROM chunks WHERE tenant_id = ?", [ctx.tenant_id])}
+            self.vectors.keep_only(ctx.tenant_id, kept)
+            self.keywords.keep_only(ctx.tenant_id, kept)
         if not report.pending:  # the Q&A pairs as trained now: refit the variant model if they changed
             report.variant_groups = self.variants.refresh(
                 ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
