@@ -18,6 +18,7 @@ from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages.display import md
 from pages.gap_actions import flash, guarded
+from pages.training import train_with_progress
 
 PLACEHOLDER = "[[FALTA"
 
@@ -118,16 +119,12 @@ def write_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
 
 
 def train(rt: Runtime, ctx: TenantContext) -> None:
-    bar = st.progress(0.0, text="Training…")
-
-    def progress(done: int, total: int, path: str) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Training {done}/{total} {path}")
-
-    report = rt.index.train(ctx, progress=progress)
+    report = train_with_progress(rt, ctx)
+    if report is None:
+        return
     if report.trained:
-        bar.progress(1.0, text=f"Trained {len(report.trained)} source(s) in {report.seconds:.1f} s.")
+        st.caption(f"Trained {len(report.trained)} source(s) in {report.seconds:.1f} s.")
     else:
-        bar.empty()
         st.caption("The knowledge was already trained: nothing changed since the last training.")
 
 

@@ -24,6 +24,7 @@ from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages import common, turn_status
 from pages.display import md
+from pages.training import train_with_progress
 
 VERDICTS = {  # plain symbols: the tables are drawn on a canvas, where an emoji font may be missing
     "supported": "✓ supported", "live_data": "✓ live data", "exempt": "– exempt",
@@ -211,14 +212,10 @@ def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
     if not trained:
         slot = st.empty()  # the button, then the progress bar in its place
         if slot.button("Train now", key=f"sbx_train_{key}", icon=":material/model_training:", type="primary"):
-            bar = slot.progress(0.0, text="Training…")
-
-            def progress(done: int, total: int, path: str) -> None:
-                bar.progress(done / total if total else 1.0, text=f"Training {done}/{total} {path}".strip())
-
-            report = rt.index.train(ctx, progress=progress)
-            trained = st.session_state[f"sbx_qa_trained_{key}"] = (
-                f"Trained {len(report.trained)} source(s), {report.chunks} chunk(s) in {report.seconds:.1f} s.")
+            report = train_with_progress(rt, ctx, slot)
+            if report is not None:
+                trained = st.session_state[f"sbx_qa_trained_{key}"] = (
+                    f"Trained {len(report.trained)} source(s), {report.chunks} chunk(s) in {report.seconds:.1f} s.")
         else:
             st.caption("Train now indexes every changed source of this tenant.")
     if trained:

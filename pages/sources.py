@@ -25,6 +25,7 @@ from pages.add_sources import add_tab
 from pages.display import md, stamp
 from pages.source_actions import SELECTED, flash, guarded, select, show_flash
 from pages.source_preview import chunks_tab, impact_box
+from pages.training import train_with_progress
 
 FILTER = "src_filter"
 STATUS_CSS = {"changed since training": "color: #e37400", "never trained": "color: #d93025",
@@ -39,13 +40,9 @@ def status_of(source: Source) -> str:
 
 # -- header: training ---------------------------------------------------------------------------------------
 def train(rt: Runtime, ctx: TenantContext) -> None:
-    bar = st.progress(0.0, text="Training…")
-
-    def progress(done: int, total: int, path: str) -> None:
-        bar.progress(done / total if total else 1.0, text=f"Training {done}/{total} source(s) {path}")
-
-    report = rt.index.train(ctx, progress=progress)
-    bar.progress(1.0, text="Training done.")
+    report = train_with_progress(rt, ctx)
+    if report is None:
+        return
     parts = [f"{len(report.trained)} source(s) trained into {report.chunks} chunk(s)",
              f"{report.embedded} passage(s) embedded"]
     if report.removed_sources:

@@ -331,3 +331,17 @@ def test_the_search_tab_shows_what_retrieval_selects(runtime, acme, monkeypatch)
     at.text_input(key="src_search").set_value("¿Cuál es el plazo para devolver un producto?")
     run(at)
     assert any("politicas/devoluciones" in e.label for e in at.expander)
+
+
+def test_train_while_another_process_trains_says_so_and_changes_nothing(runtime, acme, monkeypatch):
+    from core.base.locks import FileLock
+
+    at = open_page(runtime, monkeypatch)
+    lock = FileLock(runtime.settings.data_dir / "locks" / f"training-{acme.tenant_id}.lock")
+    with lock.exclusive(1, what="training acme"):
+        at.button(key="src_train").click()
+        run(at)
+    warning = " ".join(w.value for w in at.warning)
+    assert "A training of 'acme' is already running (process " in warning and "train again when it is done" in warning
+    assert sources.get(acme, runtime.store, "tienda/horario").changed
+    assert not any("trained into" in s.value for s in at.success)
