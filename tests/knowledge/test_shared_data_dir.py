@@ -25,9 +25,10 @@ HELMETS = "Los cascos de montaña se entregan con visera desmontable y dos juego
 class Worker:
     """A second process on the same data dir, answering one JSON command per line."""
 
-    def __init__(self, data_dir: Path):
+    def __init__(self, data_dir: Path, env: dict | None = None):
         self.proc = subprocess.Popen([sys.executable, "-m", "tests.knowledge.worker", str(data_dir)], cwd=ROOT,
-                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+                                     stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                                     env={**os.environ, **(env or {})})
 
     def send(self, **command) -> dict:
         self.proc.stdin.write(json.dumps(command) + "\n")

@@ -1,11 +1,13 @@
 """A second process on a test's data directory, driven over stdin/stdout (one JSON command per line).
 
 Each command answers one JSON line: ``{"ok": ...}`` or ``{"error": "<type>: <message>"}``. The process opens its
-own runtime (the hashing embedder, the test tuning), exactly as ``python -m api`` beside the admin app would.
+own runtime (the hashing embedder, the test tuning), exactly as ``python -m api`` beside the admin app would; with
+``COBERTURA_CHROMA_HOST``/``PORT`` in its environment, on that Chroma server.
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 import traceback
 
@@ -18,7 +20,10 @@ from tests.fakes import HashEmbedder
 
 
 def main(data_dir: str) -> None:
-    rt = open_runtime(load_settings({"COBERTURA_DATA_DIR": data_dir}), embedder=HashEmbedder(), tuning=TEST_TUNING)
+    server = {name: value for name, value in os.environ.items()
+              if name in ("COBERTURA_CHROMA_HOST", "COBERTURA_CHROMA_PORT")}
+    rt = open_runtime(load_settings({"COBERTURA_DATA_DIR": data_dir, **server}), embedder=HashEmbedder(),
+                      tuning=TEST_TUNING)
     for line in sys.stdin:
         command = json.loads(line)
         try:
