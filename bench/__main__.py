@@ -1,4 +1,5 @@
-"""``python -m bench retrieval|scale|trust|gaps|tune|load ...`` — JSON on stdout (``load`` without --json: a table)."""
+"""``python -m bench retrieval|scale|trust|gaps|tune|load|docs|chaos ...`` — JSON on stdout (``load`` without
+--json: a table)."""
 from __future__ import annotations
 
 import argparse
@@ -10,6 +11,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench")
     sub = parser.add_subparsers(dest="command", required=True)
     __import__("bench.docs").docs.register(sub, argv)  # `docs` parses, runs and exits in bench/docs.py
+    __import__("bench.chaos").chaos.register(sub, argv)  # so does `chaos`, in bench/chaos.py
     p = sub.add_parser("retrieval", help="hybrid retrieval vs bm25s / dense / RRF baselines")
     p.add_argument("--dataset", action="append",
                    help="xquad-es, xquad-en, mlqa-es, faquad-pt, xquad-en-es (default: all)")
