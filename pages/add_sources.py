@@ -2,9 +2,7 @@
 paste HTML, fetch a URL. Each import reports per file; a bad file never stops the rest."""
 from __future__ import annotations
 
-import tempfile
-import zipfile
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
 import streamlit as st
 
@@ -16,8 +14,6 @@ from core.runtime import Runtime
 from core.tenancy.context import TenantContext
 from pages.source_actions import flash, guarded, select
 
-MAX_ZIP_BYTES, MAX_ZIP_FILES = 200_000_000, 5000
-
 
 def report_messages(report: ingest.ImportReport, what: str) -> None:
     if report.saved:
@@ -28,8 +24,17 @@ def report_messages(report: ingest.ImportReport, what: str) -> None:
         flash("info", f"{len(report.unchanged)} source(s) were already there with the same text.")
     for error in report.errors:
         flash("error", error["error"] if error["file"] in error["error"] else f"{error['file']}: {error['error']}")
-    if not (report.saved or report.unchanged or report.errors):
+    for warning in report.warnings:
+        flash("warning", warning["warning"])
+    if report.skipped:
+        shown = [f"{s['file']}" + (f" line {s['line']}" if s.get("line") else "") + f" {s['reason']}"
+                 for s in report.skipped[:20]]
+        flash("warning", f"{len(report.skipped)} skipped:\n\n" + "\n\n".join(shown)
+              + (f"\n\n… and {len(report.skipped) - 20} more" if len(report.skipped) > 20 else ""))
+    if not (report.saved or report.unchanged or report.errors or report.skipped):
         flash("warning", "Nothing to import: choose files or a folder first.")
+    elif report.errors or report.skipped or report.warnings:
+        flash("info", f"{what}: {report.summary()}.")
 
 
 def _create(rt: Runtime, ctx: TenantContext, kind: str) -> None:
@@ -59,39 +64,6 @@ def create_form(rt: Runtime, ctx: TenantContext, kind: str) -> None:
               key=f"create_{kind}", on_click=guarded(_create), args=(rt, ctx, kind))
 
 
-def _zip(rt: Runtime, ctx: TenantContext, name: str, data: bytes, prefix: str, report: ingest.ImportReport) -> None:
-    """A .zip of a folder: unpacked into a temporary directory (never outside it), then imported from disk."""
-    import io
-
-    try:
-        archive = zipfile.ZipFile(io.BytesIO(data))
-    except zipfile.BadZipFile:
-        report.errors.append({"file": name, "error": f"{name}: not a readable .zip; zip the folder again and retry."})
-        return
-    members = [m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")]
-    if len(members) > MAX_ZIP_FILES or sum(m.file_size for m in members) > MAX_ZIP_BYTES:
-        report.errors.append({"file": name, "error": f"{name}: too large (at most {MAX_ZIP_FILES} files and "
-                                                     f"{MAX_ZIP_BYTES // 1_000_000} MB unpacked); split it."})
-        return
-    with tempfile.TemporaryDirectory() as tmp:
-        root = Path(tmp)
-        for member in members:
-            relative = PurePosixPath(member.filename.replace("\\", "/"))
-            if relative.is_absolute() or ".." in relative.parts:
-                report.errors.append({"file": member.filename,
-                                      "error": f"{member.filename}: unsafe path in {name}; skipped."})
-                continue
-            target = root.joinpath(*relative.parts)
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(archive.read(member))
-        done = ingest.import_paths(ctx, rt.store, sorted(root.iterdir()), prefix)
-    for field in ("saved", "unchanged", "errors"):
-        getattr(report, field).extend(getattr(done, field))
-    for error in report.errors:  # name files by their place in the zip, not the temporary directory
-        error["file"] = error["file"].replace(str(root) + "/", f"{name}:")
-        error["error"] = error["error"].replace(str(root) + "/", f"{name}:")
-
-
 def _upload(rt: Runtime, ctx: TenantContext) -> None:
     nonce = st.session_state.get("_upload_nonce", 0)
     prefix = st.session_state.get("upload_prefix", "").strip()
@@ -102,7 +74,7 @@ def _upload(rt: Runtime, ctx: TenantContext) -> None:
         sources.normalize_path(prefix)  # a bad prefix is refused before anything is imported
     for file in files:
         if file.name.lower().endswith(".zip"):
-            _zip(rt, ctx, file.name, file.getvalue(), prefix, report)
+            ingest.import_zip(ctx, rt.store, file.name, file.getvalue(), prefix, report)
         else:
             ingest.import_bytes(ctx, rt.store, file.name, file.getvalue(), prefix, report)
     st.session_state["_upload_nonce"] = nonce + 1  # empty the uploaders

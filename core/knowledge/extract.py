@@ -5,20 +5,19 @@ module only decides titles and turns their failures into errors that say which f
 """
 from __future__ import annotations
 
-import csv
 import io
-import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import PurePath
 
 from core.base.errors import UserError
-from core.knowledge import normalize
+from core.knowledge import normalize, qa_files
+from core.knowledge.archives import ArchiveError, check_docx
+from core.knowledge.encoding import EncodingError, decode
 from core.knowledge.units import blocks
 
 SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".csv", ".jsonl")
-_QUESTION_KEYS = ("question", "pregunta", "pergunta", "q")
-_ANSWER_KEYS = ("answer", "respuesta", "resposta", "a")
+PDF_MAX_STREAM = 20_000_000  # bytes one PDF stream may inflate to (pypdf's own limits, lowered from 75 MB)
 
 
 class ExtractionError(UserError):
@@ -35,21 +34,27 @@ class Extracted:
     name: str = ""  # path segment suggestion for Q&A rows; empty = use the file's own name
     url: str = ""
     description: str = ""
+    line: int = 0  # the line of a Q&A row in its file
 
 
-def _decode(data: bytes, filename: str) -> str:
-    if not data:
-        raise ExtractionError(f"{filename}: the file is empty; nothing to import.")
+@dataclass
+class Extraction:
+    """What one file yields: its sources, the Q&A rows refused (line, reason), and notes (an uncertain encoding,
+    columns not imported), each message starting with the file name."""
+
+    items: list[Extracted] = field(default_factory=list)
+    refused_rows: list[tuple[int, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+
+
+def _decode(data: bytes, filename: str, warnings: list[str]) -> str:
     try:
-        return data.decode("utf-8-sig")
-    except UnicodeDecodeError:
-        from charset_normalizer import from_bytes
-
-        best = from_bytes(data).best()
-        if best is None:
-            raise ExtractionError(  # noqa: B904 - `from None` would change the traceback (context)
-                f"{filename}: not a text file (unknown encoding); save it as UTF-8 and retry.")
-        return str(best)
+        decoded = decode(data, filename)
+    except EncodingError as exc:
+        raise ExtractionError(str(exc)) from exc
+    if decoded.warning:
+        warnings.append(decoded.warning)
+    return decoded.text
 
 
 def _clean(text: str) -> str:
@@ -113,18 +118,25 @@ def _html(text: str, filename: str, url: str = "") -> Extracted:
 
 
 def _pdf(data: bytes, filename: str) -> Extracted:
-    from pypdf import PdfReader
-    from pypdf.errors import PdfReadError
+    from pypdf import PdfReader, apply_configuration
+    from pypdf.errors import LimitReachedError, PyPdfError
 
+    limits = {k: PDF_MAX_STREAM for k in ("zlib_maximum_output_length", "lzw_maximum_output_length",
+                                          "run_length_maximum_output_length", "maximum_declared_stream_length",
+                                          "array_based_stream_maximum_output_length", "image_maximum_buffer_size")}
     try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted:
-            raise ExtractionError(f"{filename}: the PDF is password-protected; export an unprotected copy.")
-        pages = [(page.extract_text() or "").strip() for page in reader.pages]
-        title = (reader.metadata.title if reader.metadata and reader.metadata.title else "") or ""
+        with apply_configuration(**limits):
+            reader = PdfReader(io.BytesIO(data))
+            if reader.is_encrypted:
+                raise ExtractionError(f"{filename}: the PDF is password-protected; export an unprotected copy.")
+            pages = [(page.extract_text() or "").strip() for page in reader.pages]
+            title = (reader.metadata.title if reader.metadata and reader.metadata.title else "") or ""
     except ExtractionError:
         raise
-    except (PdfReadError, ValueError, KeyError, TypeError, OSError) as exc:
+    except LimitReachedError as exc:
+        raise ExtractionError(f"{filename}: the PDF unpacks past the import limits ({exc}); export it again "
+                              "(print to PDF) or split it.") from exc
+    except (PyPdfError, ValueError, KeyError, TypeError, OSError, AttributeError, IndexError) as exc:
         raise ExtractionError(f"{filename}: not a readable PDF ({exc}); re-export it and retry.") from exc
     body = _clean(normalize.plain_text("\n\n".join(p for p in pages if p)))
     if not body:
@@ -138,9 +150,17 @@ def _docx(data: bytes, filename: str) -> Extracted:
 
     import docx
     from docx.opc.exceptions import PackageNotFoundError
+    from lxml.etree import LxmlError
 
     try:
+        check_docx(data, filename)
+    except ArchiveError as exc:
+        raise ExtractionError(str(exc)) from exc
+    try:
         document = docx.Document(io.BytesIO(data))
+    except LxmlError as exc:
+        raise ExtractionError(f"{filename}: the document's XML is damaged ({exc}); open it in Word or LibreOffice "
+                              "and save it again as .docx.") from exc
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ExtractionError(f"{filename}: not a readable .docx ({exc}); save it again as Word .docx.") from exc
     blocks, title = [], document.core_properties.title or ""
@@ -160,80 +180,62 @@ def _docx(data: bytes, filename: str) -> Extracted:
     return Extracted(title=title.strip() or PurePath(filename).stem, content=body, type="file")
 
 
-def _pick(row: dict, keys: tuple[str, ...]) -> str:
-    lowered = {str(k).strip().lower(): v for k, v in row.items() if k is not None}
-    for key in keys:
-        if key in lowered and lowered[key] is not None:
-            return str(lowered[key]).strip()
-    return ""
-
-
-def _qa_rows(rows: list[tuple[int, dict]], filename: str) -> list[Extracted]:
-    pairs, bad = [], []
-    for number, row in rows:
-        question, answer = _pick(row, _QUESTION_KEYS), _pick(row, _ANSWER_KEYS)
-        if not question or not answer:
-            bad.append(number)
-            continue
-        pairs.append(Extracted(title=question, content=answer, type="qa", name=question))
-    if not pairs:
-        raise ExtractionError(
-            f"{filename}: no Q&A pairs found; each row needs non-empty 'question' and 'answer' fields"
-            + (f" (rows without them: {bad[:10]})" if bad else "")
-            + "."
-        )
-    return pairs
-
-
-def _csv(text: str, filename: str) -> list[Extracted]:
+def _qa(text: str, suffix: str, filename: str, out: Extraction) -> None:
     try:
-        dialect = csv.Sniffer().sniff(text[:4096], delimiters=",;\t")
-    except csv.Error:
-        dialect = csv.excel
-    reader = csv.DictReader(io.StringIO(text), dialect=dialect)
-    try:
-        rows = [(n + 2, row) for n, row in enumerate(reader)]
-    except csv.Error as exc:
-        raise ExtractionError(f"{filename}: malformed CSV ({exc}).") from exc
-    return _qa_rows(rows, filename)
+        rows = qa_files.csv_rows(text) if suffix == ".csv" else qa_files.jsonl_rows(text)
+    except qa_files.QAFileError as exc:
+        raise ExtractionError(f"{filename}: {exc}") from exc
+    out.warnings += [f"{filename}: {w}" for w in rows.warnings]
+    out.refused_rows += rows.refused
+    out.items += [Extracted(title=q, content=a, type="qa", name=q, line=n) for n, q, a in rows.pairs]
+    if not out.items:
+        shown = "; ".join(f"line {n} {why}" for n, why in rows.refused[:5])
+        raise ExtractionError(f"{filename}: no Q&A pairs found; each row needs a non-empty question and answer"
+                              + (f" ({shown})" if shown else "") + ".")
 
 
-def _jsonl(text: str, filename: str) -> list[Extracted]:
-    rows = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            value = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise ExtractionError(f"{filename}: line {number} is not JSON ({exc.msg}); one object per line.") from exc
-        if not isinstance(value, dict):
-            raise ExtractionError(f"{filename}: line {number} is not a JSON object with question/answer.")
-        rows.append((number, value))
-    return _qa_rows(rows, filename)
+def _extract(filename: str, data: bytes, suffix: str, out: Extraction) -> None:
+    if suffix == ".pdf":
+        out.items.append(_pdf(data, filename))
+        return
+    if suffix == ".docx":
+        out.items.append(_docx(data, filename))
+        return
+    text = _decode(data, filename, out.warnings)
+    if suffix in (".html", ".htm"):
+        out.items.append(_html(text, filename))
+    elif suffix in (".csv", ".jsonl"):
+        _qa(text, suffix, filename, out)
+    else:
+        extracted = _markdown(text, filename) if suffix in (".md", ".markdown") else _plain(text, filename)
+        if not extracted.content:
+            raise ExtractionError(f"{filename}: the file has no text.")
+        out.items.append(extracted)
 
 
-def extract_file(filename: str, data: bytes) -> list[Extracted]:
-    """Everything importable from one file: one document, or one Q&A pair per row."""
+def extract(filename: str, data: bytes) -> Extraction:
+    """Everything importable from one file (one document, or one Q&A pair per row), the rows refused and the
+    notes. Raises ExtractionError, naming the file and what to do, when nothing of it can be imported."""
     suffix = PurePath(filename).suffix.lower()
     if suffix not in SUPPORTED:
         raise ExtractionError(f"{filename}: '{suffix or 'no extension'}' is not supported; "
                               f"use one of {', '.join(SUPPORTED)}.")
-    if suffix == ".pdf":
-        return [_pdf(data, filename)]
-    if suffix == ".docx":
-        return [_docx(data, filename)]
-    text = _decode(data, filename)
-    if suffix in (".html", ".htm"):
-        return [_html(text, filename)]
-    if suffix == ".csv":
-        return _csv(text, filename)
-    if suffix == ".jsonl":
-        return _jsonl(text, filename)
-    extracted = _markdown(text, filename) if suffix in (".md", ".markdown") else _plain(text, filename)
-    if not extracted.content:
-        raise ExtractionError(f"{filename}: the file has no text.")
-    return [extracted]
+    if not data:
+        raise ExtractionError(f"{filename}: the file is empty; nothing to import.")
+    out = Extraction()
+    try:
+        _extract(filename, data, suffix, out)
+    except ExtractionError:
+        raise
+    except Exception as exc:  # a parser's failure on a hostile file refuses that file, never the batch
+        raise ExtractionError(f"{filename}: could not be read ({type(exc).__name__}: {str(exc)[:200]}); open it in "
+                              "its own program, save it again and retry.") from exc
+    return out
+
+
+def extract_file(filename: str, data: bytes) -> list[Extracted]:
+    """The sources of one file (``extract`` also gives the rows refused and the notes)."""
+    return extract(filename, data).items
 
 
 def extract_html(html: str, url: str = "") -> Extracted:
