@@ -73,8 +73,10 @@ def _upload(rt: Runtime, ctx: TenantContext) -> None:
     if prefix:
         sources.normalize_path(prefix)  # a bad prefix is refused before anything is imported
     for file in files:
-        if file.name.lower().endswith(".zip"):
-            ingest.import_zip(ctx, rt.store, file.name, file.getvalue(), prefix, report)
+        if file.name.lower().endswith(".zip"):  # a zip in an uploaded folder is imported where it lies
+            where = str(PurePosixPath(file.name.replace("\\", "/")).parent).strip(".")
+            ingest.import_zip(ctx, rt.store, file.name, file.getvalue(), "/".join(p for p in (prefix, where) if p),
+                              report)
         else:
             ingest.import_bytes(ctx, rt.store, file.name, file.getvalue(), prefix, report)
     st.session_state["_upload_nonce"] = nonce + 1  # empty the uploaders
@@ -91,7 +93,7 @@ def upload_form(rt: Runtime, ctx: TenantContext) -> None:
     files.file_uploader("Files or a .zip", accept_multiple_files=True, key=f"upload_files_{nonce}",
                         type=[e.lstrip(".") for e in SUPPORTED] + ["zip"])
     folder.file_uploader("A whole folder", accept_multiple_files="directory", key=f"upload_dir_{nonce}",
-                         type=[e.lstrip(".") for e in SUPPORTED])
+                         type=[e.lstrip(".") for e in SUPPORTED] + ["zip"])
     st.button("Import", icon=":material/upload:", type="primary", key="upload_import", on_click=guarded(_upload),
               args=(rt, ctx))
 

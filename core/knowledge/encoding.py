@@ -23,6 +23,9 @@ _WESTERN = {"cp1252", "latin_1", "iso8859_15"}
 _NON_ASCII_WORD = re.compile(r"\S*[^\x00-\x7f]\S*")
 _EDGES = re.compile(r"^[\W\d_]+|[\W\d_]+$")
 _CLEAR_MARGIN = 1.0  # zipf points (10x more frequent) one reading's accented words need over the other's
+_META_CHARSET = re.compile(rb"""<meta[^>]*?charset\s*=\s*["']?\s*([a-zA-Z0-9_.:-]+)""", re.IGNORECASE)
+_MAX_STRAY = 1000  # a text with more bytes outside UTF-8 is in another encoding, not UTF-8 with strays
+_UTF8_SEQUENCE = re.compile(rb"[\xc2-\xdf][\x80-\xbf]|[\xe0-\xef][\x80-\xbf]{2}|[\xf0-\xf4][\x80-\xbf]{3}")
 
 
 class EncodingError(UserError):
@@ -88,8 +91,45 @@ def _choose(matches: list, data: bytes, filename: str) -> Decoded:
         + ". Check the stored text; if it looks wrong, save the file as UTF-8 and import it again."))
 
 
-def decode(data: bytes, filename: str) -> Decoded:
-    """The text of ``data``: by its byte-order mark, as UTF-8, or as charset-normalizer detects it."""
+def html_charset(data: bytes) -> str:
+    """The code page an HTML file declares in a ``<meta charset>`` (or http-equiv) tag in its first 1024 bytes,
+    as the HTML standard's prescan reads it ('' when none, or none Python knows)."""
+    found = _META_CHARSET.search(data[:1024])
+    try:
+        codec = codecs.lookup(found.group(1).decode("ascii")).name if found else ""
+    except LookupError:
+        return ""
+    return "" if codec.startswith(("utf-16", "utf-32")) else codec  # a UTF-16 declaration in ASCII bytes is false
+
+
+def _mixed_utf8(data: bytes, filename: str) -> Decoded | None:
+    """A UTF-8 text with a few bytes from another code page pasted in (most of its accents are valid UTF-8
+    sequences): read as UTF-8, the stray bytes as cp1252, and said with the lines they are on."""
+    pieces, stray, start, line, view = [], [], 0, 1, memoryview(data)
+    sequences = min(len(_UTF8_SEQUENCE.findall(data)), _MAX_STRAY)
+    while len(stray) < sequences:  # each stray byte, found by UTF-8's own decoder, costs one valid sequence
+        try:
+            pieces.append(codecs.utf_8_decode(view[start:], "strict", True)[0])
+            break
+        except UnicodeDecodeError as exc:
+            at = start + exc.start
+            pieces.append(codecs.utf_8_decode(view[start:at], "strict", True)[0])
+            pieces.append(data[at:at + 1].decode("cp1252", errors="ignore") or data[at:at + 1].decode("latin-1"))
+            line += data.count(b"\n", start, at)
+            stray.append(line)
+            start = at + 1
+    else:
+        return None
+    text = "".join(pieces)
+    lines = ", ".join(str(n) for n in dict.fromkeys(stray[:10]))
+    return Decoded(text, "utf-8", warning=(
+        f"{filename}: UTF-8 text with {len(stray)} byte(s) in another encoding (line(s) {lines}), read as cp1252 "
+        "(Windows Western). Check those lines; if they look wrong, save the file as UTF-8 and import it again."))
+
+
+def decode(data: bytes, filename: str, declared: str = "") -> Decoded:
+    """The text of ``data``: by its byte-order mark, as UTF-8, in the ``declared`` code page (an HTML file's
+    ``<meta charset>``) when it fits, or as charset-normalizer detects it."""
     if not data:
         raise EncodingError(f"{filename}: the file is empty; nothing to import.")
     for bom, codec in _BOMS:
@@ -101,12 +141,24 @@ def decode(data: bytes, filename: str) -> Decoded:
                     raise EncodingError(  # noqa: B904 - the decode error says nothing more to a person
                         f"{filename}: starts with a {codec.upper()} byte-order mark but is not valid {codec.upper()}; "
                         "save it again as UTF-8 and retry.")
+    from charset_normalizer import from_bytes
+
+    if data.count(b"\x00") * 8 > len(data):  # UTF-16 without a byte-order mark is valid UTF-8 full of NULs
+        best = from_bytes(data).best()
+        if best is not None and best.encoding.startswith(("utf_16", "utf_32")):
+            return Decoded(str(best), best.encoding)
     try:
         return Decoded(data.decode("utf-8"), "utf-8")
     except UnicodeDecodeError:
         pass
-    from charset_normalizer import from_bytes
-
+    if declared:
+        try:
+            return Decoded(data.decode(declared), declared)
+        except (UnicodeDecodeError, LookupError):
+            pass  # the declaration is wrong: detect
+    mixed = _mixed_utf8(data, filename)
+    if mixed is not None:
+        return mixed
     matches = list(from_bytes(data))
     if not matches:
         raise EncodingError(f"{filename}: not a text file (no known text encoding fits); save it as UTF-8 and retry.")

@@ -13,11 +13,21 @@ from pathlib import PurePath
 from core.base.errors import UserError
 from core.knowledge import normalize, qa_files
 from core.knowledge.archives import ArchiveError, check_docx
-from core.knowledge.encoding import EncodingError, decode
+from core.knowledge.encoding import EncodingError, decode, html_charset
 from core.knowledge.units import blocks
 
-SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".csv", ".jsonl")
+SUPPORTED = (".md", ".markdown", ".txt", ".html", ".htm", ".pdf", ".docx", ".csv", ".tsv", ".jsonl")
 PDF_MAX_STREAM = 20_000_000  # bytes one PDF stream may inflate to (pypdf's own limits, lowered from 75 MB)
+_BINARY = (  # files of another kind, renamed: their bytes would otherwise be "read" as text in some code page
+    (b"%PDF-", "a PDF document", "rename it to .pdf and import it again"),
+    (b"PK\x03\x04", "a zip package (a .docx, .xlsx or .zip)", "give it its real extension and import it again"),
+    (b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1", "an old Office document (.doc, .xls)", "save it as .docx or as text"),
+    (b"{\\rtf", "an RTF document", "save it as .docx or as plain text and import that"),
+    (b"\x89PNG", "a PNG image", "import its text instead"),
+    (b"\xff\xd8\xff", "a JPEG image", "import its text instead"),
+    (b"GIF8", "a GIF image", "import its text instead"),
+)
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?\n)(?:---|\.\.\.)[ \t]*(?:\n|\Z)", re.DOTALL)
 
 
 class ExtractionError(UserError):
@@ -48,13 +58,24 @@ class Extraction:
 
 
 def _decode(data: bytes, filename: str, warnings: list[str]) -> str:
+    """The text of a text file; a renamed binary file is refused; NUL bytes are taken out and said."""
+    for magic, kind, advice in _BINARY:
+        if data.startswith(magic):
+            raise ExtractionError(f"{filename}: not a text file: its bytes are {kind}; {advice}.")
+    html = PurePath(filename).suffix.lower() in (".html", ".htm")
     try:
-        decoded = decode(data, filename)
+        decoded = decode(data, filename, html_charset(data) if html else "")
     except EncodingError as exc:
         raise ExtractionError(str(exc)) from exc
     if decoded.warning:
         warnings.append(decoded.warning)
-    return decoded.text
+    text = decoded.text
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        warnings.append(f"{filename}: {text.count(chr(0))} NUL byte(s) taken out (the first on line {line}); a text "
+                        "file has none, so check the stored text against the file.")
+        text = text.replace("\x00", "")
+    return text
 
 
 def _clean(text: str) -> str:
@@ -75,9 +96,33 @@ def _first_heading(text: str) -> str:
     return text[found[0].start:found[0].end].lstrip("#").strip()
 
 
-def _markdown(text: str, filename: str) -> Extracted:
+def _front_matter(text: str, filename: str, warnings: list[str]) -> tuple[dict, str]:
+    """A markdown file's YAML front matter (``---`` lines around ``key: value`` lines) and the text after it; a
+    block that is not a YAML mapping is no front matter and stays text."""
+    import yaml
+
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    found = _FRONT_MATTER.match(text)
+    try:
+        meta = yaml.safe_load(found.group(1)) if found else None
+    except yaml.YAMLError:
+        meta = None
+    if not isinstance(meta, dict) or not meta:
+        return {}, text
+    meta = {str(k).strip().lower(): v for k, v in meta.items()}
+    extra = [k for k in meta if k not in ("title", "description")]
+    if extra:
+        warnings.append(f"{filename}: front matter fields not imported: {', '.join(extra)} (its title and "
+                        "description are kept)")
+    return meta, text[found.end():]
+
+
+def _markdown(text: str, filename: str, warnings: list[str]) -> Extracted:
+    meta, text = _front_matter(text, filename, warnings)
     title, body = normalize.markdown(text)
-    return Extracted(title=title or _file_title(filename), content=_clean(body), type="file")
+    known = {k: str(meta[k]).strip() for k in ("title", "description") if isinstance(meta.get(k), str | int | float)}
+    return Extracted(title=known.get("title") or title or _file_title(filename), content=_clean(body), type="file",
+                     description=known.get("description", ""))
 
 
 def _plain(text: str, filename: str) -> Extracted:
@@ -117,6 +162,14 @@ def _html(text: str, filename: str, url: str = "") -> Extracted:
     return Extracted(title=title or PurePath(filename).stem, content=body, type="web" if url else "file", url=url)
 
 
+def _open_without_password(reader) -> bool:
+    """True when an encrypted PDF opens with the empty password (only copying or printing is restricted)."""
+    try:
+        return bool(reader.decrypt(""))
+    except Exception:  # noqa: BLE001 - an unsupported cipher or a broken dictionary is a PDF that stays locked
+        return False
+
+
 def _pdf(data: bytes, filename: str) -> Extracted:
     from pypdf import PdfReader, apply_configuration
     from pypdf.errors import LimitReachedError, PyPdfError
@@ -127,7 +180,7 @@ def _pdf(data: bytes, filename: str) -> Extracted:
     try:
         with apply_configuration(**limits):
             reader = PdfReader(io.BytesIO(data))
-            if reader.is_encrypted:
+            if reader.is_encrypted and not _open_without_password(reader):
                 raise ExtractionError(f"{filename}: the PDF is password-protected; export an unprotected copy.")
             pages = [(page.extract_text() or "").strip() for page in reader.pages]
             title = (reader.metadata.title if reader.metadata and reader.metadata.title else "") or ""
@@ -150,6 +203,7 @@ def _docx(data: bytes, filename: str) -> Extracted:
 
     import docx
     from docx.opc.exceptions import PackageNotFoundError
+    from docx.table import Table
     from lxml.etree import LxmlError
 
     try:
@@ -164,25 +218,42 @@ def _docx(data: bytes, filename: str) -> Extracted:
     except (PackageNotFoundError, zipfile.BadZipFile, KeyError, ValueError, OSError) as exc:
         raise ExtractionError(f"{filename}: not a readable .docx ({exc}); save it again as Word .docx.") from exc
     blocks, title = [], document.core_properties.title or ""
-    for paragraph in document.paragraphs:
-        text = paragraph.text.strip()
+    for part in document.iter_inner_content():  # paragraphs and tables in the order of the document
+        if isinstance(part, Table):
+            blocks.append(_docx_table(part))
+            continue
+        text = part.text.strip()
         if not text:
             continue
-        if not title and paragraph.style is not None and paragraph.style.name.lower().startswith(("title", "heading")):
+        if not title and part.style is not None and part.style.name.lower().startswith(("title", "heading")):
             title = text
         blocks.append(text)
-    for table in document.tables:
-        rows = [" | ".join(cell.text.strip() for cell in row.cells) for row in table.rows]
-        blocks.append("\n".join(rows))
-    body = _clean("\n\n".join(blocks))
+    body = _clean("\n\n".join(b for b in blocks if b))
     if not body:
         raise ExtractionError(f"{filename}: the document has no text.")
     return Extracted(title=title.strip() or PurePath(filename).stem, content=body, type="file")
 
 
+def _docx_table(table) -> str:
+    """A Word table as ``a | b`` rows: a cell merged across columns once, one merged down its rows left empty
+    below its first row (python-docx gives a merged cell at every grid position it covers)."""
+    rows, above = [], []
+    for row in table.rows:
+        cells, seen = [], []
+        for cell in row.cells:
+            if any(cell._tc is tc for tc in seen):
+                continue
+            seen.append(cell._tc)
+            cells.append("" if any(cell._tc is tc for tc in above) else cell.text.strip())
+        above += seen
+        rows.append(" | ".join(cells))
+    return "\n".join(r for r in rows if r.strip(" |"))
+
+
 def _qa(text: str, suffix: str, filename: str, out: Extraction) -> None:
     try:
-        rows = qa_files.csv_rows(text) if suffix == ".csv" else qa_files.jsonl_rows(text)
+        rows = qa_files.jsonl_rows(text) if suffix == ".jsonl" else \
+            qa_files.csv_rows(text, "\t" if suffix == ".tsv" else "")
     except qa_files.QAFileError as exc:
         raise ExtractionError(f"{filename}: {exc}") from exc
     out.warnings += [f"{filename}: {w}" for w in rows.warnings]
@@ -204,10 +275,11 @@ def _extract(filename: str, data: bytes, suffix: str, out: Extraction) -> None:
     text = _decode(data, filename, out.warnings)
     if suffix in (".html", ".htm"):
         out.items.append(_html(text, filename))
-    elif suffix in (".csv", ".jsonl"):
+    elif suffix in (".csv", ".tsv", ".jsonl"):
         _qa(text, suffix, filename, out)
     else:
-        extracted = _markdown(text, filename) if suffix in (".md", ".markdown") else _plain(text, filename)
+        extracted = _markdown(text, filename, out.warnings) if suffix in (".md", ".markdown") else \
+            _plain(text, filename)
         if not extracted.content:
             raise ExtractionError(f"{filename}: the file has no text.")
         out.items.append(extracted)

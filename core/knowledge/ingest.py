@@ -8,6 +8,7 @@ only by a file of the same name (the one it was imported from); anything else is
 """
 from __future__ import annotations
 
+import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
 
@@ -27,6 +28,15 @@ from core.knowledge.sources import Source, SourceError, normalize_path, slug
 from core.tenancy.context import TenantContext
 
 _PLACE_HELP = "rename the file, or import it into another folder (--prefix in the CLI, 'Into folder' in the app)"
+_ROW_HELP = ("the two questions differ only in case, accents, spaces, punctuation or after their first 60 characters, "
+             "so they share a path; reword one of them or merge the two rows, and import the file again")
+_NESTED_ZIP = ("is a zip inside a zip, which is not unpacked; unzip it and import its folder, or put its files in the "
+               "outer zip")
+
+
+def _nfc(text: str) -> str:
+    """A name as one Unicode form: macOS writes 'ó' as 'o' plus an accent, most other systems as one character."""
+    return unicodedata.normalize("NFC", text)
 
 
 @dataclass
@@ -71,12 +81,16 @@ def _renamed(message: str, name: str, label: str) -> str:
     return label + message[len(name):] if message.startswith(name + ":") and name != label else message
 
 
-def _conflict(existing: Source | None, path: str, origin: str, label: str, report: ImportReport) -> str:
+def _conflict(existing: Source | None, path: str, origin: str, label: str, report: ImportReport,
+              row: bool = False) -> str:
     """Why ``label`` may not be stored at ``path`` ('' when it may)."""
     if path in report.claimed:
-        return (f"would be stored at '{path}', which {report.claimed[path]} already takes in this import; "
-                f"nothing was overwritten: {_PLACE_HELP}.")
-    if existing is not None and existing.origin != origin:
+        holder = report.claimed[path]
+        alike = (" (the two names look the same but write their accents in different Unicode forms, composed and "
+                 "decomposed; keep one of the two files)") if holder != label and _nfc(holder) == _nfc(label) else ""
+        return (f"would be stored at '{path}', which {holder} already takes in this import{alike}; "
+                f"nothing was overwritten: {_ROW_HELP if row else _PLACE_HELP}.")
+    if existing is not None and _nfc(existing.origin) != origin:
         held = f"imported from '{existing.origin}'" if existing.origin else "written in the app"
         return (f"would replace the {existing.type} source at '{path}', {held}; nothing was overwritten: "
                 f"{_PLACE_HELP}, or delete '{path}' first.")
@@ -88,7 +102,7 @@ def _place(ctx: TenantContext, store: Store, path: str, item: Extracted, origin:
     """Store one item at ``path`` unless another file holds it; a refusal names the file (and the row's line)."""
     where = f"{label} line {item.line}" if item.line else label
     existing = sources_mod.get(ctx, store, path)
-    problem = _conflict(existing, path, origin, where, report)
+    problem = _conflict(existing, path, origin, where, report, row=bool(item.line))
     if not problem:
         try:
             saved = sources_mod.save(ctx, store, path, title=item.title, content=item.content, type=item.type,
@@ -136,7 +150,7 @@ def import_bytes(ctx: TenantContext, store: Store, filename: str, data: bytes, p
         holder = report.claimed.get(base) or f"source '{base}'"
         report.refuse(label, f"its Q&A pairs go in folder '{base}', but {holder} is a document there; {_PLACE_HELP}.")
         return report
-    origin = str(relative)
+    origin = _nfc(str(relative))
     for item in found.items:
         _place(ctx, store, _join(base, slug(item.name)) if item.type == "qa" else base, item, origin, label, report)
     return report
@@ -154,9 +168,28 @@ def _read(file: Path, label: str, report: ImportReport) -> bytes | None:
         return None
 
 
+def _unfollowed(file: Path, root: Path) -> str:
+    """Why a folder entry is not read ('' when it is): a link that leads out of the folder, to a folder or nowhere,
+    or something that is no regular file (a pipe would block the import)."""
+    if file.is_symlink():
+        target = file.resolve()
+        if not target.exists():
+            return f"is a broken link (to '{target}'); not followed: fix or delete it."
+        if target.is_dir():
+            return f"is a link to the folder '{target}'; not followed: import that folder by its own path."
+        if not target.is_relative_to(root.resolve()):
+            return (f"is a link to '{target}', outside the folder; not followed: copy the file into the folder, or "
+                    "import it by its own path.")
+    elif not file.is_file() and not file.is_dir():
+        return "is not a regular file (a pipe, a socket or a device); not read."
+    return ""
+
+
 def _import_folder(ctx: TenantContext, store: Store, root: Path, prefix: str, report: ImportReport) -> None:
     hidden: set[Path] = set()
-    for file in sorted(p for p in root.rglob("*") if p.is_file()):
+    folder = _join(prefix, root.name) if prefix else root.name
+    entries = sorted(p for p in root.rglob("*") if p.is_symlink() or not p.is_dir())
+    for file in entries:
         parts = file.relative_to(root).parts
         dot = next((i for i, part in enumerate(parts) if part.startswith(".")), None)
         if dot is not None:
@@ -165,13 +198,21 @@ def _import_folder(ctx: TenantContext, store: Store, root: Path, prefix: str, re
                 report.skip(str(root.joinpath(*parts[:dot + 1])), None,
                             "is hidden (its name starts with '.'); rename it to import it.")
             continue
-        if file.suffix.lower() not in SUPPORTED:
+        why = _unfollowed(file, root)
+        if why:
+            report.skip(str(file), None, why)
+        elif file.suffix.lower() == ".zip":
+            data = _read(file, str(file), report)
+            if data is not None:
+                import_zip(ctx, store, str(file), data, _join(folder, *parts[:-1]), report)
+        elif file.suffix.lower() not in SUPPORTED:
             report.refuse(str(file), f"'{file.suffix or 'no extension'}' is not supported; skipped.")
-            continue
-        data = _read(file, str(file), report)
-        if data is not None:
-            import_bytes(ctx, store, str(file.relative_to(root)), data,
-                         _join(prefix, root.name) if prefix else root.name, report, label=str(file))
+        else:
+            data = _read(file, str(file), report)
+            if data is not None:
+                import_bytes(ctx, store, str(file.relative_to(root)), data, folder, report, label=str(file))
+    if not entries:
+        report.refuse(str(root), "the folder holds no files; nothing to import (check the path).")
 
 
 def import_paths(ctx: TenantContext, store: Store, paths: list[str | Path], prefix: str = "",
@@ -184,7 +225,9 @@ def import_paths(ctx: TenantContext, store: Store, paths: list[str | Path], pref
             _import_folder(ctx, store, path, prefix, report)
         elif path.is_file():
             data = _read(path, str(path), report)
-            if data is not None:
+            if data is not None and path.suffix.lower() == ".zip":
+                import_zip(ctx, store, str(path), data, prefix, report)
+            elif data is not None:
                 import_bytes(ctx, store, path.name, data, prefix, report, label=str(path))
         else:
             report.refuse(str(path), "No such file or folder; check the path.")
@@ -204,6 +247,9 @@ def import_zip(ctx: TenantContext, store: Store, name: str, data: bytes, prefix:
     with archive:
         members = sorted((m for m in archive.infolist() if not m.is_dir() and not m.filename.startswith("__MACOSX/")),
                          key=lambda m: m.filename)
+        if not members:
+            report.refuse(name, "the zip holds no files; nothing to import (zip the folder again).")
+            return report
         if len(members) > MAX_ZIP_FILES or sum(m.file_size for m in members) > MAX_ZIP_UNPACKED:
             report.refuse(name, f"too large (at most {MAX_ZIP_FILES} files and {MAX_ZIP_UNPACKED // 1_000_000} MB "
                                 "unpacked); split it.")
@@ -225,8 +271,10 @@ def _zip_member(ctx: TenantContext, store: Store, archive, member, label: str, p
     if any(part.startswith(".") for part in parts):
         report.skip(label, None, "is hidden (its name starts with '.'); rename it to import it.")
         return 0
-    if PurePath(parts[-1]).suffix.lower() not in SUPPORTED:
-        report.refuse(label, f"'{PurePath(parts[-1]).suffix or 'no extension'}' is not supported; skipped.")
+    suffix = PurePath(parts[-1]).suffix.lower()
+    if suffix not in SUPPORTED:
+        report.refuse(label, _NESTED_ZIP if suffix == ".zip" else f"'{suffix or 'no extension'}' is not supported; "
+                                                                  "skipped.")
         return 0
     try:
         data = read_member(archive, member, min(MAX_FILE_BYTES, left), label)

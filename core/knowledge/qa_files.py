@@ -9,6 +9,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 from dataclasses import dataclass, field
 
 QUESTION_KEYS = ("question", "pregunta", "pergunta", "q")
@@ -16,6 +17,10 @@ ANSWER_KEYS = ("answer", "respuesta", "resposta", "a")
 DELIMITERS = {",": "comma", ";": "semicolon", "\t": "tab"}
 _HEADER_HELP = ("the first line must name the columns, e.g. question,answer (or pregunta/respuesta, "
                 "pergunta/resposta), separated by commas, semicolons or tabs")
+
+
+_EXCEL_SEP = re.compile(r"\Asep=([,;\t])[ \t]*(?:\r\n|\r|\n|\Z)", re.IGNORECASE)  # Excel's "sep=;" first line
+csv.field_size_limit(max(csv.field_size_limit(), 100_000_000))  # an answer may be as long as a file (100 MB)
 
 
 class QAFileError(ValueError):
@@ -67,7 +72,13 @@ def _check_row(row: list[str], width: int, delimiter: str) -> str:
     return ""
 
 
+def _lines(text: str) -> str:
+    """Line breaks inside a question or an answer as ``\\n``, as every imported text is stored."""
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
 def _pair(number: int, question: str, answer: str, into: QARows) -> None:
+    question, answer = _lines(question), _lines(answer)
     if not question and not answer:
         into.refused.append((number, "is empty (no question, no answer)"))
     elif not question:
@@ -78,20 +89,28 @@ def _pair(number: int, question: str, answer: str, into: QARows) -> None:
         into.pairs.append((number, question, answer))
 
 
-def csv_rows(text: str) -> QARows:
-    """Q&A rows of a CSV text. Raises QAFileError for a file that cannot be read at all (bad header, bad quoting)."""
-    delimiter = _delimiter(text)
+def csv_rows(text: str, delimiter: str = "") -> QARows:
+    """Q&A rows of a CSV text (``delimiter``: a TSV's tab; else the header's, or the one an Excel ``sep=`` line
+    names). Raises QAFileError for a file that cannot be read at all (bad header, bad quoting)."""
+    start = 1
+    excel = _EXCEL_SEP.match(text)
+    if excel:
+        delimiter, start = excel.group(1), 2
+        text = text[excel.end():]
+    delimiter = delimiter or _delimiter(text)
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, quotechar='"', doublequote=True,
                         skipinitialspace=True, strict=True)
-    out, header, start = QARows(), None, 1
+    out, header, offset = QARows(), None, start - 1
     try:
         for row in reader:
-            number, start = start, reader.line_num + 1
+            number, start = start, reader.line_num + 1 + offset
             if not any(f.strip() for f in row):
                 continue  # a blank line holds nothing
             if header is None:
                 header = [f.strip().lower() for f in row]
                 q, a = _column(header, QUESTION_KEYS), _column(header, ANSWER_KEYS)
+                if q is None or a is None:
+                    raise QAFileError(f"no Q&A pairs found: {_HEADER_HELP} (found {row!r:.80}).")
                 extra = [n for i, n in enumerate(header) if i not in (q, a) and n]
                 if extra:
                     out.warnings.append(f"columns not imported: {', '.join(extra)} (only the question and the "
@@ -110,22 +129,36 @@ def csv_rows(text: str) -> QARows:
     return out
 
 
+class _NotANumber(ValueError):
+    """NaN and Infinity: JavaScript's, not JSON's; no answer is stored as 'nan'."""
+
+
+def _constant(name: str):
+    raise _NotANumber(name)
+
+
 def _text(value) -> str | None:
+    """A field as text: a string, or a number exactly as the line writes it (parsed as text); else None."""
     if value is None:
         return ""
-    if isinstance(value, str | int | float) and not isinstance(value, bool):
-        return str(value).strip()
-    return None
+    return value.strip() if isinstance(value, str) else None
+
+
+def _load(line: str):
+    return json.loads(line, parse_int=str, parse_float=str, parse_constant=_constant)
 
 
 def jsonl_rows(text: str) -> QARows:
     """Q&A rows of a JSONL text, one object per line; a bad line is refused with its number, the rest kept."""
     out, extra = QARows(), {}
-    for number, line in enumerate(text.splitlines(), start=1):
+    for number, line in enumerate(text.split("\n"), start=1):  # JSON strings may hold U+2028 and other breaks
         if not line.strip():
             continue
         try:
-            value = json.loads(line)
+            value = _load(line)
+        except _NotANumber as exc:
+            out.refused.append((number, f"has {exc} where a question or an answer must be text; quote it"))
+            continue
         except json.JSONDecodeError as exc:
             out.refused.append((number, f"is not JSON ({exc.msg}); write one object per line"))
             continue
