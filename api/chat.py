@@ -88,6 +88,8 @@ def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visit
     _limit(request, state.ip_limiter, client_address(request), "address")
     _limit(request, state.key_limiter, ctx.tenant_slug, "site")
     store = state.rt.store
+    if body.conversation_id:  # ownership before admission: a foreign id answers like a missing one, always
+        _own_conversation(ctx, store, body.conversation_id)
     try:
         admitted = state.rt.turns.admit(ctx, body.message, ctx.channel, body.conversation_id)
     except conversations.MessageTooLong as exc:
@@ -99,9 +101,8 @@ def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visit
     message = admitted.message
     if body.conversation_id:
         convo = admitted.conversation
-        if convo is None or convo.channel != ctx.channel or (convo.customer_id or None) != (ctx.customer_id or None):
-            raise ApiError(404, "conversation_not_found", "That conversation does not exist for this visitor; start a "
-                           "new one (send no conversation_id).")
+        if convo is None:  # deleted between the two reads: still the visitor's own answer for a missing one
+            raise _not_found()
         _log_question(ctx, store, convo.id, message)
     else:
         with store.write():  # one transaction for both: every write waits for SQLite's single writer
@@ -110,6 +111,20 @@ def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visit
         admitted.conversation = convo
     return EventSourceResponse(_stream(request, ctx, admitted), ping=PING_SECONDS,
                                headers={"Cache-Control": "no-store"})
+
+
+def _not_found() -> ApiError:
+    return ApiError(404, "conversation_not_found", "That conversation does not exist for this visitor; start a "
+                    "new one (send no conversation_id).")
+
+
+def _own_conversation(ctx: TenantContext, store, conversation_id: str) -> conversations.Conversation:
+    """The visitor's own conversation, or the 404 of a missing one: another tenant's, another customer's and
+    another channel's conversation all answer exactly so, before any setting of the tenant is consulted."""
+    convo = conversations.get(ctx, store, conversation_id)
+    if convo is None or convo.channel != ctx.channel or (convo.customer_id or None) != (ctx.customer_id or None):
+        raise _not_found()
+    return convo
 
 
 def _log_question(ctx: TenantContext, store, conversation_id: str, message: str) -> None:
@@ -170,8 +185,10 @@ async def _stream(request: Request, ctx: TenantContext, admitted: Admitted) -> A
 def replies(conversation_id: str, request: Request, after: int = Query(0, ge=0, le=10**9),
             ctx: TenantContext = Depends(visitor)) -> Replies:
     _limit(request, request.app.state.ip_limiter, "poll:" + client_address(request), "address")
+    store = request.app.state.rt.store
+    _own_conversation(ctx, store, conversation_id)
     try:
-        found = handoff.replies_for(ctx, request.app.state.rt.store, conversation_id, after)
-    except handoff.HandoffError as exc:
-        raise ApiError(404, "conversation_not_found", str(exc)) from None
+        found = handoff.replies_for(ctx, store, conversation_id, after)
+    except handoff.HandoffError:
+        raise _not_found() from None
     return Replies(replies=[Reply(**r) for r in found])

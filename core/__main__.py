@@ -215,13 +215,16 @@ def cmd_read(args) -> int:
     result = rt.knowledge.read(_ctx(rt, args.slug), args.path)
     if args.json:
         print(json.dumps(result.as_dict(), ensure_ascii=False, indent=2))
-    else:
-        for doc in result.documents:
-            print(f"== {doc['path']} — {doc['title']} (trained {doc['trained_at']})\n{doc['text']}\n")
-        if result.message:
-            print(result.message if result.found else f"error: {result.message}",
-                  file=sys.stdout if result.found else sys.stderr)
-    return 0 if result.found else 1
+        return 0 if result.found else 1
+    for doc in result.documents:
+        print(f"== {doc['path']} — {doc['title']} (trained {doc['trained_at']})\n{doc['text']}\n")
+    hint = f" Train with `python -m core train {args.slug}`." if result.untrained else ""
+    if not result.found or (result.untrained and not result.documents):  # nothing to read: say what to do
+        print(f"error: {result.message}{hint}", file=sys.stderr)
+        return 1
+    if result.message:
+        print(result.message + hint)
+    return 0
 
 
 def cmd_preview(args) -> int:

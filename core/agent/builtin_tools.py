@@ -3,6 +3,8 @@ hand off and point at a page section (``ui``). Each is a :class:`~core.agent.reg
 its evidence: the ids it returned, whether they bear text."""
 from __future__ import annotations
 
+import re
+
 from core.agent.injection import defuse
 from core.agent.protocol import ToolSpec
 from core.agent.registry import Tool, ToolEnv, ToolKind
@@ -97,7 +99,47 @@ def _defused(env: ToolEnv, text: str, qa: bool = False) -> str:
                                    "removed": removed})
     return clean
 
-def search(env: ToolEnv, query: str) -> dict:
+#: a path segment long enough to spell out a sentence ('ignore-all-previous-instructions-…')
+_SLUG_WORDS = re.compile(r"[^\W_]+(?:[-_][^\W_]+){3,}")
+WITHHELD_NAME = "withheld-name"
+
+
+def _quarantined_paths(env: ToolEnv, result: dict) -> dict:
+    """The result with every path segment that spells an instruction (a file named 'ignore-all-previous-…')
+    replaced by WITHHELD_NAME wherever the model would read it (A6); internal keys ('_ids', '_texts') keep it."""
+    strings = list(_strings({k: v for k, v in result.items() if not k.startswith("_")}))
+    slugs = {m.group(0) for text in strings for m in _SLUG_WORDS.finditer(text)}
+    planted = {slug for slug in slugs if defuse(re.sub(r"[-_]", " ", slug))[1]}
+    if not planted:
+        return result
+    env.evidence.calls.append({"tool": "injection_guard", "arguments": {}, "status": "removed", "ids": [],
+                               "removed": len(planted)})
+    pattern = re.compile("|".join(re.escape(slug) for slug in sorted(planted, key=len, reverse=True)))
+    return {k: v if k.startswith("_") else _replaced(v, pattern) for k, v in result.items()}
+
+
+def _strings(value):
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for item in value.values():
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _replaced(value, pattern: re.Pattern):
+    if isinstance(value, str):
+        return pattern.sub(WITHHELD_NAME, value)
+    if isinstance(value, dict):
+        return {k: _replaced(v, pattern) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_replaced(v, pattern) for v in value]
+    return value
+
+
+def _search(env: ToolEnv, query: str) -> dict:
     if not query.strip():
         return {"status": "error",
                 "message": "search_knowledge needs a non-empty 'query'. Pass the customer's question."}
@@ -135,7 +177,7 @@ def search(env: ToolEnv, query: str) -> dict:
             "_ids": [r["id"] for r in results], "_texts": texts, "_trace": trace}
 
 
-def browse(env: ToolEnv, path: str) -> dict:
+def _browse(env: ToolEnv, path: str) -> dict:
     result = env.services.knowledge.browse(env.ctx, path)
     if not result.found:
         return {"status": "empty", "message": result.message, "paths_at_this_depth": result.suggestions, "_ids": []}
@@ -148,7 +190,7 @@ def browse(env: ToolEnv, path: str) -> dict:
             "citable": False, "_ids": ids}
 
 
-def read(env: ToolEnv, path: str) -> dict:
+def _read(env: ToolEnv, path: str) -> dict:
     if not path.strip():
         return {"status": "error", "message": "read needs a 'path'. Browse '' to see the top-level paths."}
     result = env.services.knowledge.read(env.ctx, path)
@@ -167,6 +209,18 @@ def read(env: ToolEnv, path: str) -> dict:
     return {"status": status, "path": result.path, "kind": result.kind, "passages": passages,
             "left_out": left_out, "message": result.message, "_ids": [p["id"] for p in passages],
             "_texts": texts}
+
+
+def search(env: ToolEnv, query: str) -> dict:
+    return _quarantined_paths(env, _search(env, query))
+
+
+def browse(env: ToolEnv, path: str) -> dict:
+    return _quarantined_paths(env, _browse(env, path))
+
+
+def read(env: ToolEnv, path: str) -> dict:
+    return _quarantined_paths(env, _read(env, path))
 
 
 def clarify(env: ToolEnv, questions) -> dict:

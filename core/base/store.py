@@ -16,6 +16,7 @@ import sqlite_utils
 
 from core.base.clock import SYSTEM, Clock
 from core.base.migrations import MIGRATIONS
+from core.base.tenant_scope import GuardedConnection
 
 
 class Store:
@@ -40,9 +41,12 @@ class Store:
         """This thread's connection (opened on first use)."""
         database = getattr(self._local, "db", None)
         if database is None:
-            conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None)
+            # every statement's tenant id must come from an issued TenantContext (core.base.tenant_scope)
+            conn = sqlite3.connect(str(self.path), timeout=30, check_same_thread=False, isolation_level=None,
+                                   factory=GuardedConnection)
             conn.execute("PRAGMA foreign_keys=ON")
             conn.execute("PRAGMA busy_timeout=30000")
+            conn.execute("PRAGMA secure_delete=ON")  # purged private data is zeroed, not left in free space
             # WAL + NORMAL: a commit no longer waits for the disk; the database cannot be corrupted, a power cut
             # may only lose the last transactions (the usual trade for a WAL database serving a chat endpoint)
             conn.execute("PRAGMA synchronous=NORMAL")

@@ -1,19 +1,28 @@
 """Password login, user sessions, and the TenantContext that only authentication code builds.
 
 Every function elsewhere that reads or writes tenant data takes a ``TenantContext`` first. A context
-cannot be built outside this module: its constructor demands a private token, so a tenant id from a
-request parameter can never become a context by accident. The tenants, users and memberships it is built
-from live in :mod:`core.tenancy.tenants` (the one module whose SQL touches those tables).
+cannot be built, changed, copied or pickled outside this package (:mod:`core.tenancy.issued` keeps the
+registry of issued contexts; the store takes only the tenant ids they hand out), so a tenant id from a
+request parameter can never become a context, by accident or on purpose. The tenants, users and
+memberships it is built from live in :mod:`core.tenancy.tenants` (the one module whose SQL touches those tables).
 """
 from __future__ import annotations
 
 import hmac
-from dataclasses import dataclass, field
 from typing import Callable
 
 from core.base.clock import SYSTEM
-from core.base.errors import PermissionDenied, UserError
+from core.base.errors import UserError
 from core.base.store import Store
+from core.tenancy.issued import (  # noqa: F401  (re-exported: every module imports them from here)
+    AuthError,
+    ForgedContext,
+    TenantContext,
+    UserSession,
+    _issue,
+    _issue_session,
+    require_context,
+)
 from core.tenancy.tenants import (
     create_user,
     find_tenant,
@@ -27,7 +36,6 @@ from core.tenancy.tenants import (
 )
 
 ROLES = ("admin", "editor", "qa")
-_AUTHENTICATED = object()
 
 
 #: The channels a question can arrive on (the context's ``channel``; ``admin`` is the operator's own).
@@ -35,40 +43,15 @@ CHANNELS = ("web", "identified", "email", "sms", "team", "phone", "sandbox")
 #: Where a second uncovered question hands the conversation to a person (A4); the public widget only refuses.
 SUPPORT_CHANNELS = ("identified", "email", "sms", "team")
 
-class AuthError(PermissionDenied):
-    """Login failed or a membership is missing. The message never says which of email/password was wrong."""
-
-
 class TenancyError(UserError):
     """Bad input when creating tenants or users; the message says what to change."""
-
-
-@dataclass(frozen=True)
-class TenantContext:
-    """Who is acting, for which tenant. Built only by this module after authentication."""
-
-    tenant_id: int
-    tenant_slug: str
-    actor: str
-    role: str
-    channel: str = "admin"
-    customer_id: str | None = None
-    _token: object = field(default=None, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if self._token is not _AUTHENTICATED:
-            raise AuthError("TenantContext is built only by core.tenancy after authentication.")
-
-    def can(self, role: str) -> bool:
-        """True when the actor's role includes ``role`` (admin includes every role)."""
-        return self.role == "admin" or self.role == role
 
 
 def _context(store: Store, slug: str, actor: str, role: str, channel: str) -> TenantContext:
     tenant = find_tenant(store, slug)
     if tenant is None:
         raise AuthError(f"No tenant '{slug}'. List tenants with `python -m core tenants`.")
-    return TenantContext(tenant["id"], tenant["slug"], actor, role, channel, None, _AUTHENTICATED)
+    return _issue(tenant["id"], tenant["slug"], actor, role, channel)
 
 
 def login(store: Store, email: str, password: str, tenant_slug: str) -> TenantContext:
@@ -80,21 +63,6 @@ def login(store: Store, email: str, password: str, tenant_slug: str) -> TenantCo
     return _context(store, tenant_slug, email, found["role"], "admin")
 
 
-@dataclass(frozen=True)
-class UserSession:
-    """A user who proved their password; built only by :func:`authenticate` or :func:`create_first_admin`.
-
-    The admin app keeps one per browser session and turns it into a TenantContext for the tenant the
-    user picks, through :func:`context_for`, which checks the membership every time."""
-
-    email: str
-    _token: object = field(default=None, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        if self._token is not _AUTHENTICATED:
-            raise AuthError("A UserSession is built only by core.tenancy after a password check.")
-
-
 def authenticate(store: Store, email: str, password: str) -> UserSession:
     """Check a password (whatever the tenant); the same error for an unknown e-mail and a wrong password."""
     email = (email or "").strip().lower()
@@ -102,12 +70,12 @@ def authenticate(store: Store, email: str, password: str) -> UserSession:
     stored = found if found is not None else hash_password("timing-equaliser")
     if not verify_password(password or "", stored) or found is None:
         raise AuthError("Wrong e-mail or password.")
-    return UserSession(email, _AUTHENTICATED)
+    return _issue_session(email)
 
 
 def context_for(store: Store, session: UserSession, tenant_slug: str) -> TenantContext:
     """The signed-in user's context in one of their tenants; any other tenant is refused."""
-    if not isinstance(session, UserSession):
+    if type(session) is not UserSession:
         raise AuthError("Sign in first.")
     role = role_in(store, session.email, tenant_slug)
     if role is None:
@@ -127,7 +95,7 @@ def create_first_admin(store: Store, email: str, password: str) -> UserSession:
             raise AuthError("The first admin already exists; sign in instead.")
         for tenant in tenants:
             create_user(store, tenant["slug"], email, password, "admin")
-    return UserSession((email or "").strip().lower(), _AUTHENTICATED)
+    return _issue_session((email or "").strip().lower())
 
 
 def local_operator(store: Store, tenant_slug: str, actor: str = "operator") -> TenantContext:
@@ -150,8 +118,7 @@ def visitor_context(store: Store, public_key: str, customer_token: str | None = 
     if customer_token:
         customer = site_keys.verify_customer_token(secret, customer_token, clock=clock)
         ctx = _context(store, slug, f"customer:{customer}", "customer", "identified")
-        return TenantContext(ctx.tenant_id, ctx.tenant_slug, ctx.actor, "customer", "identified", customer,
-                             _AUTHENTICATED)
+        return _issue(ctx.tenant_id, ctx.tenant_slug, ctx.actor, "customer", "identified", customer)
     return _context(store, slug, "visitor", "customer", "web")
 
 

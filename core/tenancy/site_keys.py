@@ -21,7 +21,7 @@ import jwt
 from core.base.clock import SYSTEM
 from core.base.store import Store
 from core.tenancy import tenants
-from core.tenancy.context import AuthError, TenantContext
+from core.tenancy.context import AuthError, TenantContext, require_context
 
 PUBLIC_PREFIX, SECRET_PREFIX = "pk_", "whsec_"
 TOKEN_ALGORITHM = "HS256"
@@ -46,7 +46,7 @@ class SiteKeys:
 
 
 def _require_admin(ctx: TenantContext) -> None:
-    if ctx.role != "admin":
+    if require_context(ctx).role != "admin":  # a look-alike holding a real key cannot claim the role
         raise AuthError("Only an admin of this tenant can see or rotate its site key and secret.")
 
 

@@ -19,6 +19,8 @@ import secrets
 from typing import TYPE_CHECKING
 
 from core.base.store import Store
+from core.base.tenant_scope import _SEAL, mint
+from core.tenancy.issued import require_context
 
 if TYPE_CHECKING:
     from core.tenancy.context import TenantContext
@@ -99,7 +101,7 @@ def create_user(store: Store, tenant_slug: str, email: str, password: str, role:
         db.execute(
             "INSERT INTO memberships (tenant_id, user_id, role) VALUES (?, ?, ?) "
             "ON CONFLICT (tenant_id, user_id) DO UPDATE SET role = excluded.role",
-            [tenant[0]["id"], user_id, role],
+            [mint(tenant[0]["id"], _SEAL), user_id, role],  # provisioning, before any context exists
         )
     return {"email": email, "tenant": tenant_slug, "role": role}
 
@@ -156,9 +158,15 @@ def role_in(store: Store, email: str, tenant_slug: str) -> str | None:
 
 
 # -- one tenant's row ----------------------------------------------------------------------------------------
+def _own_id(ctx: TenantContext) -> int:
+    """The tenant id of an issued context: the ``tenants`` table's key is ``id``, which the store cannot tell
+    from any other id, so a look-alike context is refused here."""
+    return require_context(ctx).tenant_id
+
+
 def tenant_name(ctx: TenantContext, store: Store) -> str | None:
     """The tenant's display name (``tenants.name``); None for no such tenant."""
-    rows = store.query("SELECT name FROM tenants WHERE id = ?", [ctx.tenant_id])
+    rows = store.query("SELECT name FROM tenants WHERE id = ?", [_own_id(ctx)])
     return rows[0]["name"] if rows else None
 
 
@@ -166,19 +174,19 @@ def rename_tenant(ctx: TenantContext, store: Store, name: str) -> None:
     """Store the tenant's display name (the settings check the role and the value first); joins the
     caller's transaction."""
     with store.write() as db:
-        db.execute("UPDATE tenants SET name = ? WHERE id = ?", [name, ctx.tenant_id])
+        db.execute("UPDATE tenants SET name = ? WHERE id = ?", [name, _own_id(ctx)])
 
 
 def retention_days(ctx: TenantContext, store: Store) -> int | None:
     """How many days the tenant keeps masked gap samples (``tenants.retention_days``); None for no such tenant."""
-    rows = store.query("SELECT retention_days FROM tenants WHERE id = ?", [ctx.tenant_id])
+    rows = store.query("SELECT retention_days FROM tenants WHERE id = ?", [_own_id(ctx)])
     return int(rows[0]["retention_days"]) if rows else None
 
 
 def set_retention_days(ctx: TenantContext, store: Store, days: int) -> None:
     """Store the tenant's retention (the gap backlog checks the role and the range first)."""
     with store.write() as db:
-        db.execute("UPDATE tenants SET retention_days = ? WHERE id = ?", [int(days), ctx.tenant_id])
+        db.execute("UPDATE tenants SET retention_days = ? WHERE id = ?", [int(days), _own_id(ctx)])
 
 
 # -- one tenant's members (core.tenancy.members checks the role and the last-admin rule first) --------------

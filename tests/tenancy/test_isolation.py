@@ -68,8 +68,8 @@ def test_sources_and_chunks_of_another_tenant_are_invisible(ctx, other_ctx, rt):
 class _SharedVectors(VectorIndex):
     """A broken vector index that drops the tenant condition (one collection for everybody)."""
 
-    def _collection(self, tenant_id):
-        return super()._collection(0)
+    def _collection(self, client, tenant_id):
+        return super()._collection(client, 0)
 
 
 class _SharedKeywords(KeywordIndex):
