@@ -1,6 +1,7 @@
 """Settings (admins only): the kill switch, the tenant's name and languages, the agent's instructions and
-guardrails, enabled channels, the handoff-reason and section catalogs, retention, provider and model,
-the website widget (site key and snippet, signing secret, handoff webhook), users and roles.
+guardrails, enabled channels, the handoff-reason and section catalogs, retention (private logs and gap
+samples), provider and model, the website widget (site key and snippet, signing secret, handoff webhook),
+users and roles.
 
 API keys are never entered here: they come from the environment of the process (README, Configuration);
 the Provider section only says which providers the environment can run.
@@ -159,16 +160,24 @@ def catalogs(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
             "decides what an id means (scroll, highlight). Ids not in this list are refused.")
 
 
-def privacy(rt: Runtime, ctx: TenantContext) -> None:
+def privacy(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
     fill("retention", rt.backlog.retention_days(ctx))
+    fill("log_retention", current.log_retention_days)
+    low, high = tenant_settings.RETENTION_RANGE
     with st.form("settings_privacy"):
-        st.number_input("Keep the masked samples of the gap backlog for (days)", min_value=1, max_value=3650, step=1,
-                        key=k("retention"))
-        st.caption("Older samples are deleted (hourly and on start); each gap keeps its count, dates, languages and "
-                   "channels.")
+        st.number_input("Keep the private conversation logs for (days)", min_value=low, max_value=high, step=1,
+                        key=k("log_retention"))
+        st.caption("What customers wrote, unmasked: the turns (question, answer, trace) and conversations, the "
+                   "question log, and the transcripts and replies of handoffs. Older records are deleted and "
+                   "wiped from the database files (on start, hourly, and with `python -m core purge`).")
+        st.number_input("Keep the masked samples of the gap backlog for (days)", min_value=low, max_value=high,
+                        step=1, key=k("retention"))
+        st.caption("Older samples are deleted; each gap keeps its count, dates, languages and channels.")
         submitted = st.form_submit_button("Save", key="save_retention", type="primary")
-    if submitted and attempt(rt.backlog.set_retention_days, ctx, int(st.session_state[k("retention")])):
-        saved(f"Retention saved: {rt.backlog.retention_days(ctx)} days.")
+    if submitted and attempt(rt.backlog.set_retention_days, ctx, int(st.session_state[k("retention")])) \
+            and update(rt, ctx, log_retention_days=int(st.session_state[k("log_retention")])):
+        saved(f"Retention saved: private logs {tenant_settings.get(ctx, rt.store).log_retention_days} days, "
+              f"gap samples {rt.backlog.retention_days(ctx)} days.")
 
 
 def provider(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> None:
@@ -269,7 +278,7 @@ with tabs[2]:
 with tabs[3]:
     catalogs(rt, ctx, current)
 with tabs[4]:
-    privacy(rt, ctx)
+    privacy(rt, ctx, current)
 with tabs[5]:
     provider(rt, ctx, current)
 with tabs[6]:

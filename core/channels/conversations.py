@@ -1,5 +1,6 @@
 """Conversations and turns (A4, A7): channels, budgets, history, the per-conversation counters of
-the channel policy. Every statement carries the tenant; another tenant's conversation does not exist."""
+the channel policy, the private question log (P4) and its retention. Every statement carries the tenant;
+another tenant's conversation does not exist."""
 from __future__ import annotations
 
 import json
@@ -8,6 +9,7 @@ from dataclasses import dataclass
 
 from core.base.errors import UserError
 from core.base.store import Store
+from core.tenancy import retention
 from core.tenancy.context import CHANNELS, TenantContext
 
 MAX_MESSAGE_CHARS = 2000
@@ -213,3 +215,20 @@ def turns_citing(ctx: TenantContext, store: Store, chunk_ids: list[str], base: s
         "ORDER BY t.at DESC, t.id DESC LIMIT ?",
         [ctx.tenant_id, since, json.dumps(chunk_ids), base, base + "/", base + "0", limit],
     )
+
+
+def purge_before(ctx: TenantContext, store: Store, cutoff: str) -> dict[str, int]:
+    """Retention: delete this tenant's turns and logged questions recorded before ``cutoff``, and the
+    conversations idle since then (their channel and customer id go with them)."""
+    with store.write() as db:
+        turns_purged = db.execute("DELETE FROM turns WHERE tenant_id = ? AND at < ?", [ctx.tenant_id, cutoff]).rowcount
+        questions = db.execute("DELETE FROM question_log WHERE tenant_id = ? AND at < ?",
+                               [ctx.tenant_id, cutoff]).rowcount
+        idle = db.execute(
+            "DELETE FROM conversations WHERE tenant_id = ? AND updated_at < ? AND NOT EXISTS (SELECT 1 FROM turns t "
+            "WHERE t.tenant_id = conversations.tenant_id AND t.conversation_id = conversations.id)",
+            [ctx.tenant_id, cutoff]).rowcount
+    return {"turns": turns_purged, "questions": questions, "conversations": idle}
+
+
+retention.register(__name__, purge_before)

@@ -1,6 +1,8 @@
 """Handoffs to a person (H1): a reason from the tenant's closed catalog, the full conversation, the inbox
 where staff reply and close, the state of the tenant's webhook, and the gap a ``not_covered*`` handoff
-came from (so the backlog shows which gaps cost a person's time)."""
+came from (so the backlog shows which gaps cost a person's time). Transcripts and replies are private logs:
+retention empties what is older than the tenant's log retention, the handoff itself (reason, status, gap)
+stays."""
 from __future__ import annotations
 
 import json
@@ -8,7 +10,7 @@ import json
 from core.base.errors import UserError
 from core.base.store import Store
 from core.channels import conversations
-from core.tenancy import settings as tenant_settings
+from core.tenancy import retention, settings as tenant_settings
 from core.tenancy.context import AuthError, TenantContext
 
 #: The built-in reasons (the agent itself uses them); the tenant's catalog adds its own.
@@ -140,7 +142,7 @@ def replies_for(ctx: TenantContext, store: Store, conversation_id: str, after: i
     rows = store.query("SELECT replies FROM handoffs WHERE tenant_id = ? AND conversation_id = ? ORDER BY id",
                        [ctx.tenant_id, conversation_id])
     flat = sorted((r for row in rows for r in json.loads(row["replies"])), key=lambda r: r["n"])
-    return [{"id": r["n"], "at": r["at"], "text": r["text"]} for r in flat if r["n"] > after]
+    return [{"id": r["n"], "at": r["at"], "text": r["text"]} for r in flat if r["n"] > after and r["text"]]
 
 
 def open_for(ctx: TenantContext, store: Store, conversation_id: str) -> int | None:
@@ -162,3 +164,25 @@ def follow_merged_gap(ctx: TenantContext, store: Store, old_gap_id: int, new_gap
     with store.write() as db:
         db.execute("UPDATE handoffs SET gap_id = ? WHERE tenant_id = ? AND gap_id = ?",
                    [new_gap_id, ctx.tenant_id, old_gap_id])
+
+
+def purge_before(ctx: TenantContext, store: Store, cutoff: str) -> dict[str, int]:
+    """Retention: drop the transcript turns and empty the reply texts recorded before ``cutoff`` (a reply keeps
+    its number, so the widget's numbering goes on); returns how many handoffs were emptied."""
+    rows = store.query("SELECT id, transcript, replies FROM handoffs WHERE tenant_id = ? AND created_at < ?",
+                       [ctx.tenant_id, cutoff])  # nothing in a younger handoff is older than its creation
+    changed = []
+    for row in rows:
+        transcript = [turn for turn in json.loads(row["transcript"]) if str(turn.get("at", "")) >= cutoff]
+        replies = [r if r["at"] >= cutoff else {"n": r["n"], "at": r["at"], "text": ""}
+                   for r in json.loads(row["replies"])]
+        if len(transcript) != len(json.loads(row["transcript"])) or replies != json.loads(row["replies"]):
+            changed.append([json.dumps(transcript, ensure_ascii=False, default=str),
+                            json.dumps(replies, ensure_ascii=False), ctx.tenant_id, row["id"]])
+    with store.write() as db:
+        for params in changed:
+            db.execute("UPDATE handoffs SET transcript = ?, replies = ? WHERE tenant_id = ? AND id = ?", params)
+    return {"transcripts": len(changed)}
+
+
+retention.register(__name__, purge_before)

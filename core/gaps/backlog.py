@@ -4,8 +4,9 @@ Every uncovered question arrives through :meth:`Backlog.record`. The question is
 (:mod:`core.pii`; if masking fails nothing at all is stored), embedded, and merged into the nearest
 gap of this tenant when it is the same question (:mod:`core.gap_matching`), else it opens a new gap.
 A gap keeps its counter, first/last seen, languages and channels for ever; its masked samples are
-deleted after the tenant's retention (default 30 days) by :meth:`Backlog.purge`. The variant's
-embedding stays so later variants still merge (it is computed from the masked text, never the raw).
+deleted after the tenant's retention (default 30 days) by :meth:`Backlog.purge`, which also purges the
+tenant's private logs after their own retention (default 90 days, :mod:`core.tenancy.retention`). The variant's
+embedding stays so later variants still merge (computed from what the masked text asks, never the raw).
 
 Lifecycle: open -> closed (an editor links the article that answers it) -> reopened, when a question
 of the gap arrives uncovered after the closing: the article did not answer it. Every transition is a
@@ -24,12 +25,12 @@ import numpy as np
 
 from core.base.store import Store
 from core.gaps import pii
-from core.gaps.matching import GapTuning, StoredVariants, best_match, words
+from core.gaps.matching import GapTuning, StoredVariants, best_match, comparable, has_content, words
 from core.gaps.model import Gap, GapError, gap_of_row, gaps_csv, require_editor, stamp, topic_label
 from core.gaps.reshaping import Reshaping
 from core.knowledge import sources as sources_mod
 from core.knowledge.embeddings import Embedder
-from core.tenancy import tenants
+from core.tenancy import retention, tenants
 from core.tenancy.context import AuthError, TenantContext, local_operator
 from core.tenancy.tenants import list_tenants
 
@@ -55,6 +56,7 @@ class Backlog(Reshaping):
         self._cache: dict[int, StoredVariants] = {}
         self._lock = threading.RLock()
         self._purged_at: dict[int, float] = {}
+        self._compact_pending = False  # a purge could not truncate the WAL: the next one tries again
 
     # -- recording ------------------------------------------------------------------------------
     def record(self, ctx: TenantContext, question: str, language: str, channel: str, conversation_id: str,
@@ -69,14 +71,15 @@ class Backlog(Reshaping):
         except pii.MaskingError as exc:
             log.error("An uncovered question was not recorded: %s", exc)  # the message holds no input text
             return None
-        vector = np.asarray(self.embedder.queries([masked])[0], dtype=np.float32)
+        content = comparable(masked, language)  # what it asks: placeholders make unrelated questions alike
+        vector = np.asarray(self.embedder.queries([content])[0], dtype=np.float32)
         vector /= max(float(np.linalg.norm(vector)), 1e-12)
-        ws = words(masked, language)
+        ws = words(content, language)
         now = stamp(self.clock)
         with self._lock, self.store.write() as db:
             variants = self._variants(ctx)
             match = None
-            if variants.matrix is not None:
+            if variants.matrix is not None and has_content(ws, masked):
                 match = best_match(vector, ws, language, variants.matrix, variants.ids, variants.gap_ids,
                                    variants.words, variants.languages, self.tuning)
             if match is None:
@@ -331,10 +334,21 @@ class Backlog(Reshaping):
         tenants.set_retention_days(ctx, self.store, int(days))
 
     def purge(self, ctx: TenantContext) -> int:
-        """Delete this tenant's samples older than its retention; the entries and counts stay."""
+        """Retention for this tenant (:meth:`purge_tenant`); returns the number of gap samples purged."""
+        return self.purge_tenant(ctx)["samples"]
+
+    def purge_tenant(self, ctx: TenantContext, compact: bool = True) -> dict[str, int]:
+        """Delete this tenant's gap samples older than its sample retention and its private logs (turns,
+        logged questions, handoff transcripts: :mod:`core.tenancy.retention`) older than its log retention.
+        The entries, their counts and the daily trend stay. ``compact`` pushes the purged bytes out of the files."""
         self._purged_at[ctx.tenant_id] = time.monotonic()
-        cutoff = ((self.clock() - timedelta(days=self.retention_days(ctx)))
-                  .astimezone(timezone.utc).isoformat(timespec="seconds"))
+        counts = {"samples": self._purge_samples(ctx), **retention.purge_private_logs(ctx, self.store, self.clock())}
+        if compact and (any(counts.values()) or self._compact_pending):
+            self._compact_pending = not retention.compact(self.store)
+        return counts
+
+    def _purge_samples(self, ctx: TenantContext) -> int:
+        cutoff = retention.cutoff(self.clock(), self.retention_days(ctx))
         with self._lock, self.store.write() as db:
             purged = db.execute(
                 "UPDATE gap_variants SET sample = NULL, words = NULL "
@@ -346,10 +360,13 @@ class Backlog(Reshaping):
                 self._bump(ctx)
         return purged
 
-    def purge_all(self) -> dict[str, int]:
-        """Purge every tenant (the app calls this on start and on a schedule; ``python -m core purge``)."""
-        return {t["slug"]: self.purge(local_operator(self.store, t["slug"], "retention"))
-                for t in sorted(list_tenants(self.store), key=lambda t: t["id"])}
+    def purge_all(self) -> dict[str, dict[str, int]]:
+        """Purge every tenant, then compact once (the app calls this on start and on a schedule; ``python -m
+        core purge``): {slug: {what: rows purged}}."""
+        out = {t["slug"]: self.purge_tenant(local_operator(self.store, t["slug"], "retention"), compact=False)
+               for t in sorted(list_tenants(self.store), key=lambda t: t["id"])}
+        self._compact_pending = not retention.compact(self.store)
+        return out
 
     def adopt_raw_events(self) -> int:
         """Move rows of the pre-backlog ``gap_events`` table (raw questions) into the backlog, masked.

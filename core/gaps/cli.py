@@ -6,6 +6,9 @@ import sys
 
 from core.gaps.backlog import STATUSES, GapError
 
+PURGED_LABELS = {"samples": "gap samples", "turns": "turns", "questions": "logged questions",
+                 "conversations": "idle conversations", "transcripts": "handoff transcripts"}
+
 
 def _dump(data) -> None:
     print(json.dumps(data, ensure_ascii=False, indent=2))
@@ -109,8 +112,11 @@ def cmd_purge(args, runtime, context) -> int:
     purged = rt.backlog.purge_all()
     if args.json:
         _dump(purged)
-    else:
-        print("  ".join(f"{slug}: {n} samples purged" for slug, n in purged.items()) or "no tenants")
+        return 0
+    for slug, counts in purged.items():
+        print(f"{slug}: purged " + ", ".join(f"{n} {PURGED_LABELS.get(what, what)}" for what, n in counts.items()))
+    if not purged:
+        print("no tenants")
     return 0
 
 
@@ -126,4 +132,5 @@ def register(add) -> None:
     p.add_argument("--dry-run", action="store_true", help="close: only replay the samples, do not close")
     p = add("gaps-export", cmd_gaps_export, "the backlog as CSV on stdout")
     p.add_argument("slug")
-    p = add("purge", cmd_purge, "delete gap samples older than each tenant's retention (entries stay)")
+    p = add("purge", cmd_purge, "delete gap samples and private logs (turns, logged questions, handoff transcripts) "
+                                "older than each tenant's retentions (gap entries and counts stay)")

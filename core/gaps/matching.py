@@ -14,14 +14,23 @@ A new (masked) question joins the gap of its nearest stored variant when three t
    the same language, the words they share must appear in the same order (Kendall distance at most
    ``max_order_distance``); cosine alone cannot see the difference (PAWS-X).
 
+Placeholders are not words. A masked question is compared by what it asks, not by the personal values
+it carried (#16: "Hola, soy <PERSON>, mi teléfono es <PHONE>" made surfboards, skis and IBAN refunds one
+gap): :func:`comparable` drops the clauses that hold a placeholder ("mi teléfono es <PHONE>") or only a
+greeting ("Hola,") when enough of the question is left, and the placeholders themselves always; the
+embedding and the order guard's words are taken from that text, and a question with no content word
+left beyond its personal values (:func:`has_content`) opens a gap of its own instead of joining one.
+
 Thresholds were chosen on the dev splits (``python -m bench gaps --split dev``); see bench/README.md.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 import numpy as np
 
+from core.gaps.pii_names import GREETING_CUES, SIGNOFF_CUES
 from core.knowledge.keyword_index import terms
 
 
@@ -44,6 +53,34 @@ class Candidate:
     variant_id: int
     gap_id: int
     similarity: float
+
+
+PLACEHOLDER_RE = re.compile(r"<(?:EMAIL|PHONE|CARD|IBAN|ID|URL|IP|PERSON)>")
+# clause boundaries: punctuation, and "and" / "but" between clauses ("me llamo <PERSON> y quiero saber...")
+CLAUSE_RE = re.compile(r"[,.;:!?¡¿()\n]+|\s(?:y|e|and|but|pero|mas|mais)\s", re.IGNORECASE)
+MIN_KEPT_WORDS = 2  # dropping the clauses with placeholders must leave at least this many content words
+
+
+COURTESY_RE = re.compile(  # a clause that only greets or thanks: "Hola", "Buenas tardes", "Gracias de antemano"
+    rf"(?i)(?:\s*(?:{GREETING_CUES}|{SIGNOFF_CUES}|tardes|noches|d[ií]as|a todos|a todas|everyone|team|equipo"
+    rf"|de antemano|in advance|desde j[aá])\b)+\s*")
+
+
+def comparable(masked: str, language: str) -> str:
+    """What a masked question asks, without its personal values: the clauses that hold neither a placeholder
+    nor only a greeting or a thanks, when they hold MIN_KEPT_WORDS content words, else the whole text;
+    placeholders removed in either case."""
+    clauses = [c.strip() for c in CLAUSE_RE.split(masked) if c.strip()]
+    kept = [c for c in clauses if not PLACEHOLDER_RE.search(c) and not COURTESY_RE.fullmatch(c)]
+    if len(kept) == len(clauses):
+        return masked  # nothing to drop: the question as it was written
+    text = " ".join(kept) if len(words(" ".join(kept), language)) >= MIN_KEPT_WORDS else masked
+    return " ".join(PLACEHOLDER_RE.sub(" ", text).split())
+
+
+def has_content(comparable_words: list[str], masked: str) -> bool:
+    """May this question join a gap? Not when nothing but its personal values and their cues is left."""
+    return bool(comparable_words) or not PLACEHOLDER_RE.search(masked)
 
 
 def words(text: str, language: str) -> list[str]:

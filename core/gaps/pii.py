@@ -4,7 +4,8 @@
 a fixed placeholder, and whose ``entities`` name the kind of each replaced span in text order:
 
     EMAIL <EMAIL>  e-mail addresses (anything e-mail-shaped, also "ana@ x.es" / "ana@host"; no
-                   public-suffix lookup, which could reach the network)
+                   public-suffix lookup, which could reach the network), also written out to dodge
+                   filters: "ana [at] x [dot] es", "ana(at)x.es", "ana arroba x punto es", "ana at x dot es"
     PHONE <PHONE>  libphonenumber (ES PT BR US GB MX national formats, any +country code); a
                    formatted-number shape (+cc, (area), (0), 2+ groups, extensions, 0221/123456);
                    bare trunk-prefixed numbers (0430830401, 0034…); digits after "tel./teléfono/
@@ -19,7 +20,8 @@ a fixed placeholder, and whose ``entities`` name the kind of each replaced span 
                    digits that is neither an amount nor named an order/reference/invoice number (a
                    phone or account number written without separators or cue: 80027874, 13812345678;
                    round numbers such as 10000000 are quantities)
-    URL    <URL>   URLs whose path or query carries a query value, an e-mail, a 6+ digit number, a
+    URL    <URL>   URLs (with a scheme, "www." or a host and a path, whatever their domain ending)
+                   whose path or query carries a query value, an e-mail, a 6+ digit number, a
                    random-looking token or a reset/verify/unsubscribe-style action; plain URLs such
                    as https://example.com/help are kept (they say what the question is about)
     IP     <IP>    IPv4 / IPv6 addresses
@@ -27,7 +29,9 @@ a fixed placeholder, and whose ``entities`` name the kind of each replaced span 
                    "my name is", "I'm", "this is"…), relatives ("mi hijo Pablo"), a greeting's or a
                    sign-off's closing name ("Hola Ana,", "Saludos,\nAna"), titles ("Sra.", "Mr.")
                    and form labels ("Nombre:"); 1–3 capitalised words (4 after a label), with a stop
-                   list so "Soy Cliente" / "I'm Unable" / "this is URGENT" stay
+                   list so "Soy Cliente" / "I'm Unable" / "this is URGENT" stay; after "me llamo",
+                   "mi nombre es", "me chamo", "meu nome é", "my name is" also lowercase words
+                   ("me llamo lucas martín"), but not "my name is wrong" / "mi nombre es incorrecto"
 
 Design: presidio-analyzer's pattern recognizers (e-mail, phone, card, IBAN, URL, IP, ES NIF/NIE,
 US SSN) are called directly with ``nlp_artifacts=None`` — no spaCy model, no AnalyzerEngine — next to
@@ -133,6 +137,12 @@ ID_CUE_RE = re.compile(
     r"|historia cl[ií]nica|documento(?: de identidad)?|identity card|national id)\b\W{0,4}"
     r"(?:(?:es|is|é|el|the|o|my|mi|meu|number|n[úu]mero|n[ºo°]\.?)\W{1,3}){0,3}"
     r"(?P<v>(?:[A-Za-z]{1,4}-?)?\d[\d./ -]{2,20}[\dA-Za-z](?!\w))")
+URL_RE = re.compile(r"(?i)(?<![\w@.+-])(?:(?:https?|ftp)://|www\.|(?:[a-z0-9](?:[a-z0-9-]*[a-z0-9])?\.)+"
+                    r"[a-z]{2,24}(?=/))[^\s<>\"'`]+")  # any domain ending: presidio's list misses .example
+_AT = r"(?:\s*[\[({<]\s*(?:at|arroba)\s*[\])}>]\s*|\s+arroba\s+)"
+_DOT = r"(?:\s*[\[({<]\s*(?:dot|punto|ponto)\s*[\])}>]\s*|\s+(?:dot|punto|ponto)\s+|\.)"
+OBFUSCATED_EMAIL_RE = re.compile(  # "ana [at] x [dot] es", "ana(at)x.es", "ana arroba x punto es", "ana at x dot es"
+    rf"(?i)(?<![\w.+-])[\w.+-]*\w(?:{_AT}\w[\w-]*(?:{_DOT}[\w-]*\w)+|\s+at\s+\w[\w-]*(?:\s+dot\s+[\w-]*\w)+)")
 URL_TOKEN_RE = re.compile(r"[?#&;][^=\s]*=|@|/(?:reset|verify|verif|confirm|activate|unsubscribe|invite|token|auth|"
                           r"login|magic|share|track|password)\w*[/?=]|\d{6}", re.I)
 
@@ -178,6 +188,12 @@ def _not_a_number_of_other_kind(text: str, start: int, end: int) -> bool:
                 or MONEY_BEFORE_RE.search(text[:start]) or MONEY_AFTER_RE.match(text, end))
 
 
+def _personal_urls(text: str) -> list[tuple[int, int]]:
+    """URLs of any domain that carry a token (presidio's recognizer knows only listed domain endings)."""
+    spans = [(m.start(), m.start() + len(m.group().rstrip(".,;:!?)]}'\""))) for m in URL_RE.finditer(text)]
+    return [(start, end) for start, end in spans if _url_is_personal(text[start:end])]
+
+
 def _regex_spans(rx: re.Pattern, text: str, check=None, group: str | int = 0) -> list[tuple[int, int]]:
     return [m.span(group) for m in rx.finditer(text) if check is None or check(m)]
 
@@ -189,7 +205,8 @@ OWN_FINDERS = {  # entity -> (score, text -> spans)
                      + _regex_spans(TRUNK_PHONE_RE, t)
                      + _regex_spans(PHONE_CUE_RE, t, lambda m: 6 <= sum(c.isdigit() for c in m["v"]) <= 15, "v")
                      + [m.span(m.lastgroup) for m in WEAK_PHONE_CUE_RE.finditer(t) if _cued_phone_ok(t, m)]),
-    "EMAIL_ADDRESS": (0.4, lambda t: _regex_spans(LOOSE_EMAIL_RE, t)),
+    "EMAIL_ADDRESS": (0.4, lambda t: _regex_spans(LOOSE_EMAIL_RE, t) + _regex_spans(OBFUSCATED_EMAIL_RE, t)),
+    "URL": (0.5, _personal_urls),
     "ID": (0.55, lambda t: _regex_spans(ID_CUE_RE, t, lambda m: sum(c.isdigit() for c in m["v"]) >= 4, "v")),
     # weakest: a phone, card or keyword id found on the same digits names them
     "LONG_NUMBER": (0.35, lambda t: _regex_spans(LONG_NUMBER_RE, t, lambda m: _not_a_number_of_other_kind(t, *m.span())
@@ -273,7 +290,7 @@ class _Engine:
             EsNifRecognizer(patterns=[Pattern("dni", DNI_RX, 0.5)],
                             replacement_pairs=[("-", ""), (" ", ""), (".", "")]),
             EsNieRecognizer(patterns=[Pattern("nie", NIE_RX, 0.5)]), UsSsnRecognizer(),
-            Own("BR_CPF"), Own("BR_CNPJ"), Own("ID"), Own("LONG_NUMBER"), Own("PERSON"),
+            Own("BR_CPF"), Own("BR_CNPJ"), Own("ID"), Own("LONG_NUMBER"), Own("PERSON"), Own("URL"),
         ]
         self.anonymizer, self.operators = AnonymizerEngine(), _operators(OperatorConfig)
 

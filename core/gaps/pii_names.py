@@ -28,6 +28,17 @@ PERSON_CUE_RE = re.compile(
     rf"(?:{SIGNOFF_CUES})(?!\w)[,.!]*)|(?P<greet>(?:^|(?<=\n))\s*(?:{GREETING_CUES})(?!\w))"
     rf"|(?P<title>(?<!\w)(?:{TITLE_CUES})(?!\w)[.:]?)|(?P<label>(?<!\w)(?:{LABEL_CUES})\s*:))[ \t]*\n?[ \t]*(?=\w)")
 EXPLICIT_CUE_RE = re.compile(r"(?i)nombre|name|nome|llamo|chamo|llama|chama")
+# first-person cues after which a name may be written in lowercase ("hola me llamo lucas martín")
+LOWERCASE_CUE_RE = re.compile(r"(?i)(?:me llamo|mi nombre es|me chamo|chamo-me|meu nome [ée]|my name(?: is|'s|’s))\s*$")
+NOT_LOWERCASE_NAMES = set("""
+y e and que pero but con com with por para for from of en em in a o the al ao to on at tengo quiero necesito tenho
+quero preciso have want need is es está and am sou soy estoy estou was era fue foi has had
+wrong incorrect incorrectly misspelled misspelt spelled spelt missing different incomplete shown showing written
+displayed correct right changed still too long short not also listed
+incorrecto incorrecta erróneo errónea equivocado equivocada distinto distinta diferente incompleto incompleta
+mal bien demasiado largo corto correcto correcta otro otra igual
+errado errada incorreto incorreta inválido inválida outro outra diferente comprido curto certo
+""".split())
 CLOSING_AFTER = {"sign": re.compile(r"[ \t]*[.!]?[ \t]*(?:\n|$)"), "greet": re.compile(r"[ \t]*(?:[,!:\n]|$)")}
 NOT_NAMES = set("""
 yo el la los las un una unos unas de del muy no si sí y o nuevo nueva cliente clienta usuario usuaria socio socia
@@ -51,12 +62,15 @@ def person_spans(text: str) -> list[tuple[int, int]]:
     for cue in PERSON_CUE_RE.finditer(text):
         limit, pos, words, end, upper = (4 if cue["label"] else 3), cue.end(), 0, None, None
         explicit = cue["label"] or EXPLICIT_CUE_RE.search(cue.group())  # "this is URGENT" is no name
+        lowercase_ok = cue["intro"] and LOWERCASE_CUE_RE.search(cue.group())
         while words < limit and (word := WORD_RE.match(text, pos)):
             token = word.group()
             if token.lower() in PARTICLES and (words or (cue["label"] and token[0].isupper())):
                 pos = word.end() + len(re.match(r"[ \t]*(?:(?:la|las|los)[ \t]+)?", text[word.end():]).group())
                 continue
-            if (not token[0].isupper() or token.lower() in NOT_NAMES or len(token) < 2 or "º" in token
+            lower = not token[0].isupper()
+            if ((lower and not (lowercase_ok and token.lower() not in NOT_LOWERCASE_NAMES))
+                    or token.lower() in NOT_NAMES or len(token) < 2 or "º" in token
                     or upper not in (None, token.isupper()) or (token.isupper() and not explicit)):
                 break  # "Soy cliente", "I'm Unable", "Juan Pérez DNI": not (part of) a name
             words, end, upper = words + 1, word.end(), token.isupper()

@@ -10,12 +10,15 @@ import difflib
 import json
 from dataclasses import dataclass, field
 
+from core.base.store import Store
 from core.knowledge import sources as sources_mod
 from core.knowledge.sources import Source, SourceError, normalize_path
 from core.knowledge.training import Index
+from core.tenancy import retention
 from core.tenancy.context import TenantContext
 
 READ_LIMIT = 12_000
+NOT_TRAINED = "not trained yet"
 
 
 @dataclass
@@ -30,6 +33,11 @@ class KnowledgeResult:
     documents: list[dict] = field(default_factory=list)
     omitted: list[dict] = field(default_factory=list)
     suggestions: list[str] = field(default_factory=list)
+
+    @property
+    def untrained(self) -> list[str]:
+        """Paths left out because they are not trained yet (they have no text at all)."""
+        return [o["path"] for o in self.omitted if o["why"] == NOT_TRAINED]
 
     @property
     def chunk_ids(self) -> list[str]:
@@ -131,7 +139,7 @@ class Knowledge:
             text = _stitch(chunks)
             if not text:
                 result.omitted.append({"path": source.path, "title": source.title, "weight": len(source.content),
-                                       "why": "not trained yet"})
+                                       "why": NOT_TRAINED})
                 continue
             if used + len(text) > limit and (result.documents or not exact):
                 result.omitted.append({"path": source.path, "title": source.title, "weight": len(text),
@@ -144,9 +152,7 @@ class Knowledge:
             })
             used += len(text)
         result.text_bearing = bool(result.documents)
-        if result.omitted:
-            result.message = (f"{len(result.omitted)} document(s) left out; read them by path: "
-                              + ", ".join(o["path"] for o in result.omitted[:20]))
+        result.message = _left_out(result, limit)
         self._log(ctx, result, used)
         return result
 
@@ -156,6 +162,24 @@ class Knowledge:
             "SELECT at, actor, verb, path, found, returned_ids, returned_chars, summary FROM read_log "
             "WHERE tenant_id = ? ORDER BY id DESC LIMIT ?", [ctx.tenant_id, limit],
         )
+
+
+def _left_out(result: KnowledgeResult, limit: int) -> str:
+    """What a read left out and why, for a person and for the model alike: a document that is not trained yet
+    has no text at all (reading it again cannot help); one over the limit can be read by its own path."""
+    untrained = result.untrained
+    over = [o["path"] for o in result.omitted if o["why"] != NOT_TRAINED]
+    if result.kind == "document" and untrained:
+        return (f"'{untrained[0]}' is not trained yet, so it has no text to read or cite; its text becomes readable "
+                "after the next training. Search or read other paths meanwhile.")
+    parts = []
+    if untrained:
+        parts.append(f"{len(untrained)} document(s) not trained yet, so without text to read or cite (readable after "
+                     f"the next training): {', '.join(untrained[:20])}.")
+    if over:
+        parts.append(f"{len(over)} document(s) left out over the {limit:,}-character limit; read them one by one by "
+                     f"path: {', '.join(over[:20])}.")
+    return " ".join(parts)
 
 
 def _child(path: str, base: str) -> str:
@@ -178,3 +202,14 @@ def _stitch(chunks) -> str:
             text += "\n\n" + chunk.text
         end = max(end, chunk.end)
     return text
+
+
+def purge_before(ctx: TenantContext, store: Store, cutoff: str) -> dict[str, int]:
+    """Retention of the read log: its actor names an identified customer (``customer:<id>``), so it goes with the
+    private logs (``core.tenancy.retention``)."""
+    with store.write() as db:
+        reads = db.execute("DELETE FROM read_log WHERE tenant_id = ? AND at < ?", [ctx.tenant_id, cutoff]).rowcount
+    return {"reads": reads}
+
+
+retention.register(__name__, purge_before)

@@ -1,5 +1,6 @@
 """Tenant settings (S2): the name, the agent's instructions and guardrails, languages, enabled channels,
-the handoff-reason and section catalogs, the kill switch, and which provider and model answer.
+the handoff-reason and section catalogs, the kill switch, which provider and model answer, and how long the
+private conversation logs are kept (``log_retention_days``: :mod:`core.tenancy.retention` purges them).
 
 One row per tenant in ``tenant_settings`` (JSON over the defaults, with who changed it and when); the
 name lives in ``tenants.name`` (read and written through :mod:`core.tenancy.tenants`) and retention in
@@ -25,6 +26,7 @@ from core.base.language import DETECTABLE
 from core.base.store import Store
 from core.tenancy import site_keys, tenants
 from core.tenancy.context import CHANNELS, AuthError, TenantContext
+from core.tenancy.key_shapes import SECRET_FIELD, looks_like_secret
 
 #: Languages a tenant may serve (what the detector recognises) and the default set.
 LANGUAGES = DETECTABLE
@@ -42,15 +44,11 @@ REASONS = {
     "out_of_scope": "The request is outside what the agent may handle",
 }
 MAX_URL = 500
+#: Days the private logs (turns, the question log, handoff transcripts) are kept, and the range allowed.
+DEFAULT_LOG_RETENTION_DAYS = 90
+RETENTION_RANGE = (1, 3650)
 _ID = re.compile(r"^[a-z0-9][a-z0-9_-]{0,63}$")
 _MODEL = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/@+-]{0,199}$")
-# well-known key shapes, plus any long run of letters and digits that mixes cases and digits
-_KEY_SHAPES = re.compile(
-    r"(sk-[A-Za-z0-9_-]{16,}|AKIA[0-9A-Z]{16}|gh[pousr]_[A-Za-z0-9]{20,}|xox[abposr]-[A-Za-z0-9-]{10,}"
-    r"|AIza[0-9A-Za-z_-]{30,}|\b[Bb]earer\s+[A-Za-z0-9._~+/-]{16,})"
-)
-_LONG_TOKEN = re.compile(r"\b[A-Za-z0-9]{32,}\b")
-_SECRET_FIELD = re.compile(r"key|secret|token|password|credential", re.IGNORECASE)
 
 
 class TenantSettingsError(UserError):
@@ -82,6 +80,7 @@ class TenantSettings:
     provider: str = ""  # "" = the process default
     model: str = ""  # "" = the provider's default model from the environment
     handoff_webhook_url: str = ""  # called (POST, signed with the tenant's secret) on every new handoff
+    log_retention_days: int = DEFAULT_LOG_RETENTION_DAYS  # raw turns, logged questions, handoff transcripts
     updated_at: str | None = None
     updated_by: str | None = None
 
@@ -92,7 +91,7 @@ class TenantSettings:
 
 #: Fields ``update`` accepts (the name goes to ``tenants.name``, the rest to ``tenant_settings``).
 EDITABLE = ("name", "instructions", "guardrails", "languages", "channels_enabled", "handoff_reasons", "sections",
-            "kill_switch", "provider", "model", "handoff_webhook_url")
+            "kill_switch", "provider", "model", "handoff_webhook_url", "log_retention_days")
 _STORED = EDITABLE[1:]
 
 
@@ -187,7 +186,7 @@ def update(ctx: TenantContext, store: Store, *, process: Settings | None = None,
     if not ctx.can("admin"):
         raise AuthError(f"Only an admin can change the tenant's settings; '{ctx.actor}' is {ctx.role}.")
     for name in changes:
-        if name not in EDITABLE and _SECRET_FIELD.search(name):
+        if name not in EDITABLE and SECRET_FIELD.search(name):
             raise TenantSettingsError(
                 f"'{name}' cannot be a setting: API keys are read from the environment only (ANTHROPIC_API_KEY, "
                 "COBERTURA_OPENAI_KEY) and are never stored in the database.")
@@ -283,7 +282,19 @@ def _clean(name: str, value: Any) -> Any:
         return model
     if name == "handoff_webhook_url":
         return _webhook_url(value)
+    if name == "log_retention_days":
+        return retention_days(value, "The private logs")
     raise TenantSettingsError(f"Unknown setting {name!r}; the settings are {', '.join(EDITABLE)}.")
+
+
+def retention_days(value: Any, what: str) -> int:
+    """A number of days to keep something, within RETENTION_RANGE (a bool or a fraction is no number of days)."""
+    low, high = RETENTION_RANGE
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)) or not str(value).strip().isdigit():
+        raise TenantSettingsError(f"{what}' retention is a whole number of days ({low}-{high}), not {value!r}.")
+    if not low <= int(value) <= high:
+        raise TenantSettingsError(f"{what}' retention must be between {low} and {high} days; got {int(value)}.")
+    return int(value)
 
 
 def _webhook_url(value: Any) -> str:
@@ -362,20 +373,6 @@ def _check_provider(provider: str, model: str, process: Settings) -> None:
     if provider == "openai" and not model and not available["openai"]:
         raise TenantSettingsError("COBERTURA_OPENAI_MODEL is not set in this process's environment: give the model "
                                   "name the endpoint serves.")
-
-
-def looks_like_secret(text: str, process: Settings | None = None) -> str | None:
-    """Why ``text`` looks like an API key or token (None when it does not)."""
-    if process is not None:
-        for key in (process.anthropic_api_key, process.openai_key, process.embeddings_key):
-            if key and key in text:
-                return "it contains a key configured in this process's environment"
-    if _KEY_SHAPES.search(text):
-        return "it has the shape of an API key or bearer token"
-    for token in _LONG_TOKEN.findall(text):
-        if re.search(r"[a-z]", token) and re.search(r"[A-Z]", token) and re.search(r"\d", token):
-            return "it holds a long random-looking token"
-    return None
 
 
 def _refuse_secrets(name: str, value: Any, process: Settings | None) -> None:

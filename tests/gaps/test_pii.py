@@ -92,6 +92,26 @@ POSITIVES = [  # (text, raw value that must disappear, entity kind)
     ("Where is my refund? Thanks, Peter", "Peter", "PERSON"),
     ("Hablé con la Sra. Gutiérrez ayer", "Gutiérrez", "PERSON"),
     ("Nombre: Pedro Almodóvar Caballero", "Pedro Almodóvar Caballero", "PERSON"),
+    # #16: a name written in lowercase after a first-person cue
+    ("hola me llamo lucas martín", "lucas martín", "PERSON"),
+    ("hola me llamo lucas martín y no me llega el pedido", "lucas martín", "PERSON"),
+    ("buenas, mi nombre es carmen de la fuente, ¿hacéis envíos?", "carmen de la fuente", "PERSON"),
+    ("oi, eu me chamo joão da silva e quero trocar o tênis", "joão da silva", "PERSON"),
+    ("olá, meu nome é ana beatriz, o pedido atrasou", "ana beatriz", "PERSON"),
+    ("hi, my name is john smith and my order is late", "john smith", "PERSON"),
+    ("my name's emily, can I change my plan?", "emily", "PERSON"),
+    # #16: a token URL on a domain presidio's list does not know, with and without a scheme
+    ("https://shop.example/reset?token=a8f3kd93ls0qp2", "a8f3kd93ls0qp2", "URL"),
+    ("El enlace https://shop.example/reset?token=a8f3kd93ls0qp2 no funciona.", "a8f3kd93ls0qp2", "URL"),
+    ("O link shop.example/verify/a8f3kd93ls0qp2 expirou", "a8f3kd93ls0qp2", "URL"),
+    ("the link www.shop.example/confirm?user=8841 is broken", "user=8841", "URL"),
+    # #16: e-mails written out to dodge filters
+    ("pedro [at] correo [dot] com", "pedro [at] correo [dot] com", "EMAIL"),
+    ("escribidme a pedro(at)correo.com por favor", "pedro(at)correo.com", "EMAIL"),
+    ("mi correo es pedro arroba correo punto com", "pedro arroba correo punto com", "EMAIL"),
+    ("meu e-mail: maria arroba empresa ponto com ponto br", "maria arroba empresa ponto com ponto br", "EMAIL"),
+    ("email me: john {at} example {dot} co {dot} uk", "john {at} example {dot} co {dot} uk", "EMAIL"),
+    ("write to john at example dot com", "john at example dot com", "EMAIL"),
 ]
 
 
@@ -147,6 +167,19 @@ NEGATIVES = [  # ordinary questions (numbers, prices, dates, postcodes, quantiti
     "We sold 1234567 office chairs, call 2 times if needed",
     "It reached 1 500 000 users, call us on 15/06/2024",
     "La escala 1/100 000 y la página 12/345 678",
+    # near-misses of the #16 rules: no name after the cue, an "at" that is no e-mail, plain links
+    "my name is wrong on the invoice",
+    "My name is spelled wrong in my account, can you fix it?",
+    "mi nombre es incorrecto en la factura",
+    "Mi nombre es demasiado largo para el formulario",
+    "meu nome está errado no pedido",
+    "o meu nome é inválido no cadastro?",
+    "¿Cómo se llama el producto que sale en la portada?",
+    "I bought it at amazon.com last week and it broke",
+    "We arrive at the store at 5pm, is it open?",
+    "La caja pesa una arroba de trigo",
+    "Lo compré en www.tienda.es/ofertas y llegó roto",
+    "See shop.example/help/returns for the return policy",
 ]
 
 

@@ -156,7 +156,20 @@ def test_retention_is_the_backlogs(acme, monkeypatch):
     assert at.number_input(key="set_retention").value == 30
     at.number_input(key="set_retention").set_value(7)
     click(at, "save_retention")
-    assert acme.backlog.retention_days(ctx) == 7 and "Retention saved: 7 days." in texts(at)
+    assert acme.backlog.retention_days(ctx) == 7
+    assert "Retention saved: private logs 90 days, gap samples 7 days." in texts(at)
+
+
+def test_privacy_shows_and_edits_the_private_log_retention(acme, monkeypatch):
+    ctx = as_user(monkeypatch, acme, "boss@acme.test")
+    at = open_page()
+    assert at.number_input(key="set_log_retention").value == 90  # the default, never saved
+    at.number_input(key="set_log_retention").set_value(14)
+    click(at, "save_retention")
+    assert tenant_settings.get(ctx, acme.store).log_retention_days == 14
+    assert acme.backlog.retention_days(ctx) == 30
+    assert "Retention saved: private logs 14 days, gap samples 30 days." in texts(at)
+    assert open_page().number_input(key="set_log_retention").value == 14
 
 
 def test_provider_section_lists_what_the_environment_has_without_its_keys(environ, monkeypatch, request):
