@@ -75,6 +75,20 @@ def shares_name(question: str, lang: str, text: str) -> bool:
     return False
 
 
+def names_of(question: str, lang: str) -> list[str]:
+    """The question's names, codes and identifiers ('Bizum', 'LC-PRO'), not the words that frame it nor figures."""
+    framing = _framing_words(question)
+    return [w for w in dict.fromkeys(_WORD.findall(question))
+            if name_like(w, question, lang) and fold(w) not in framing and not _AMOUNT.fullmatch(w)
+            and not _ROMAN.fullmatch(w)]
+
+
+def carries(word: str, text: str) -> bool:
+    """The text writes the name as the question does, or (a name, not a code) spelled alike."""
+    written = {fold(w) for w in _WORD.findall(text)}
+    return fold(word) in written or not is_code(word) and _spelled_alike(fold(word), written)
+
+
 def is_code(word: str) -> bool:
     """Written with digits or identifier marks: a code is never said otherwise."""
     return bool(_CODE_LIKE.search(word))
@@ -208,3 +222,24 @@ def asked_figure(question: str) -> re.Pattern | None:
     duration for "¿cuánto tarda…?", any number for other figure questions; None when it asks for no figure."""
     asked = asked_kind(question)
     return asked[1] if asked else None
+
+
+#: "¿Puedo recoger…?", "¿Se puede aparcar…?", "Can I return…?": a yes/no question about doing something
+_ACTION = re.compile(
+    r"^\W*(?:puedo|podemos|puedes|puede|pueden|se puede|es posible|posso|podemos|pode|podem|é possível|dá para"
+    r"|can i|can we|could i|may i|is it possible to)\s+(?:(?:me|te|se|lo|la|los|las|le|les|o|a|os|as)\s+)?"
+    r"([^\W\d_]{3,})", re.IGNORECASE)
+
+
+def asked_action(question: str) -> str | None:
+    """The action a yes/no question asks whether one may do ('recoger' in '¿Puedo recoger mi pedido…?')."""
+    found = _ACTION.match(question.strip())
+    return found.group(1) if found else None
+
+
+def mentions_action(verb: str, text: str) -> bool:
+    """The text speaks of the action: a word sharing the verb's root (its first letters before the ending:
+    'recoger' / 'recogida', 'devolver' / 'devoluciones', 'pay' / 'payment')."""
+    folded = fold(verb).lower()
+    root = folded[: max(3, min(5, len(folded) - 2))]
+    return any(fold(w).lower().startswith(root) for w in _WORD.findall(text))

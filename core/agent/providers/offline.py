@@ -18,10 +18,12 @@ from core.agent import prompts
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
 from core.agent.providers.answerability import (
     DIGIT,
+    asked_action,
     asked_figure,
     asked_kind,
     has_figure,
     is_code,
+    mentions_action,
     missing_words,
     rare,
     restates,
@@ -33,6 +35,7 @@ from core.agent.providers.qa_pairs import (
     claims_of,
     compose_qa,
     lang_of,
+    missing_mark,
     own_pair,
     qa_answer,
     sentences,
@@ -167,11 +170,6 @@ def _sentence_similarity(passage: dict, unit: str, default: float) -> float:
     return max(held, default=default)
 
 
-def _missing_mark(missing: list[str]) -> str:
-    """The partial-answer mark the loop turns into the localized 'our material does not mention …' sentence."""
-    return "[[missing:" + "|".join(w.replace("]", "").replace("|", " ") for w in missing) + "]]"
-
-
 def _parts(body: str) -> list[tuple[str, bool]]:
     """(text, is_code) of a passage: its prose sentences, and each line of its fenced code. Headings and
     question lines (an FAQ entry's question) are context, never an answer: they are left out here."""
@@ -229,6 +227,13 @@ def _context_terms(passage: dict, lang: str) -> set[str]:
     lines = [line.strip() for line in passage["text"].split("\n")]
     heads = [line.lstrip("#") for line in lines if _is_heading(line) or _is_question_line(line)]
     return set(terms(lang, " ".join([passage.get("title", ""), *heads])))
+
+
+def _context_text(passage: dict) -> str:
+    """The passage's title, headings and question lines (an FAQ entry's question), as written."""
+    lines = [line.strip() for line in passage["text"].split("\n")]
+    heads = [line for line in lines if _is_heading(line) or _is_question_line(line)]
+    return "\n".join([passage.get("title", ""), *heads])
 
 
 def _is_question_line(line: str) -> bool:
@@ -304,6 +309,8 @@ class OfflineResponder:
             best = closest
         if own is not None or best.get("type") == "qa":
             answer = compose_qa(self.tuning, question, lang, own or best, passages, unknown, own is not None)
+            if answer and not answer.startswith("[[missing:") and lang_of(own or best) != lang:
+                answer = f"{prompts.message('framing', lang)}\n\n{answer}"  # the fact, framed in the visitor's language
             return answer or not_covered
         scored = self._scored(question, lang, passages[: t.passages_considered])
         if not scored:
@@ -325,8 +332,11 @@ class OfflineResponder:
         asked = asked_kind(question)
         if not missing and asked and not has_figure(*asked, best_unit.text):
             missing = [prompts.missing_kind(asked[0], lang)]
+        action = asked_action(question) if best_unit.same_language else None  # roots do not cross languages
+        if not missing and action and not mentions_action(action, f"{_context_text(passage)}\n{best_unit.text}"):
+            missing = [action]  # "¿Puedo recoger…?" answered with the shop's address: the fact does not say
         if missing:
-            return f"{_missing_mark(missing)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
+            return f"{missing_mark(missing)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
         return f"{prompts.message('framing', lang)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
 
     def _scored(self, question: str, lang: str, considered: list[dict]) -> list[Scored]:

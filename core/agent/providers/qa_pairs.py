@@ -7,7 +7,7 @@ import re
 from typing import Sequence
 
 from core.agent.injection import REMOVED
-from core.agent.providers.answerability import missing_words
+from core.agent.providers.answerability import carries, missing_words, names_of
 from core.base.language import detect, fold
 from core.base.text import sentences as text_sentences
 from core.grounding.claims import POLARITY
@@ -43,7 +43,7 @@ def compose_qa(tuning, question: str, lang: str, best: dict, passages: list[dict
     the answer's facts without it, and one naming what the pair does not mention no answer from it."""
     # a pair the variant model judged is sure by now (the unsure ones were left out above)
     covered = own or "phrasings_agree" in best or (
-        float(best.get("similarity", 0.0)) >= tuning.qa_min_similarity and qa_agrees(tuning, passages))
+        float(best.get("similarity", 0.0)) >= tuning.qa_min_similarity and qa_agrees(tuning, passages, question, lang))
     if not covered:
         return ""
     answer = [s for s in sentences(qa_answer(best["text"])) if REMOVED not in s]
@@ -55,22 +55,27 @@ def compose_qa(tuning, question: str, lang: str, best: dict, passages: list[dict
     near = own or asks_more(question, lang, best["text"])  # the pair's question, or it plus a qualifier
     if own:
         return cited_all(answer, best["id"])
+    # a name the question adds that the pair does not carry ('…a plazos con Bizum?'): the pair does not say
+    absent = [w for w in names_of(question, lang) if not carries(w, best["text"])]
     facts = [f for s in answer if (f := without_polarity(s))]
-    if near:
-        return cited_all(facts, best["id"])
-    if len(answer) > 1:
+    if near and facts:
+        return (f"{missing_mark(absent)}\n\n" if absent else "") + cited_all(facts, best["id"])
+    if absent or len(answer) > 1:
         # a long answer is released only for (nearly) the pair's own question: close-but-different
         # questions ("¿Alquiláis bicicletas?" near "¿Montáis la bicicleta?") got wrong long answers
         return ""
     return cited_all(answer, best["id"])
 
-def qa_agrees(tuning, passages: list[dict]) -> bool:
+def qa_agrees(tuning, passages: list[dict], question: str = "", lang: str = "") -> bool:
     """The Q&A pairs near the top vote with their similarity: the top answer must carry more than
     ``qa_vote_share`` of the votes within ``qa_agreement_margin`` of the best pair, where a text passage
     as close as the pair votes too, against. Close passages that say something else mean the question
-    is not really this pair's."""
+    is not really this pair's. A passage that does not carry a name of the question the top pair carries
+    ('Bizum') takes no part: it is about something else, however close it embeds."""
     t = tuning
     top = passages[0]
+    names = [w for w in names_of(question, lang) if carries(w, top["text"])] if question else []
+    passages = [p for p in passages if all(carries(w, p["text"]) for w in names)]
     top_answer = qa_answer(top["text"]).strip().lower()
     floor = float(top.get("similarity", 0)) - t.qa_agreement_margin
     votes = [(float(p.get("similarity", 0)), qa_answer(p["text"]).strip().lower())
@@ -128,6 +133,11 @@ def without_polarity(sentence: str) -> str:
         return sentence.strip()
     rest = sentence[lead.end():].strip()
     return rest[:1].upper() + rest[1:] if rest and any(c.isalnum() for c in rest) else ""
+
+
+def missing_mark(missing: list[str]) -> str:
+    """The partial-answer mark the loop turns into the localized 'our material does not mention …' sentence."""
+    return "[[missing:" + "|".join(w.replace("]", "").replace("|", " ") for w in missing) + "]]"
 
 
 def cited_all(answer: list[str], chunk_id: str) -> str:

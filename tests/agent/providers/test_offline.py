@@ -255,3 +255,37 @@ def test_a_sentence_that_only_says_the_question_back_is_passed_over():
     text = OfflineResponder(OfflineTuning(min_confidence=0.0)).compose(
         "compress() keeps returning Z_BUF_ERROR", "en", [faq])
     assert "output buffer" in text
+
+
+def test_pairs_that_do_not_carry_the_asked_name_take_no_part_in_the_vote():
+    address = _qa("q3", "¿Cómo cambio la dirección de entrega?", "Escríbenos antes de que salga el pedido.", 0.84)
+    plazos = _qa("q4", "¿Puedo pagar a plazos?", "Sí, en pedidos de más de 300 €.", 0.85)
+    text = OfflineResponder().compose("¿Se puede pagar con Bizum?", "es", [PAYMENT, plazos, address])
+    assert text == "Aceptamos tarjeta, PayPal y Bizum. [[cite:q1]]"
+    # without a name to tell them apart, close pairs that say other things still mean "not this pair's question"
+    assert (OfflineResponder().compose("¿Cómo se paga?", "es", [PAYMENT, plazos, address])
+            == prompts.message("abstain", "es"))
+
+
+def test_a_name_the_pair_does_not_carry_makes_its_facts_a_partial_answer():
+    text = OfflineResponder().compose("¿Puedo pagar a plazos con Bizum?", "es", [QA])
+    assert text == "[[missing:Bizum]]\n\nEn pedidos de más de 300 € a 3, 6 o 12 meses. [[cite:q1]]"
+    # and a pair is no answer at all to a question it is not the root of, naming what it does not carry
+    assert OfflineResponder().compose("¿Dais garantía a Bizum?", "es", [QA]) == prompts.message("abstain", "es")
+
+
+def test_a_pair_in_another_language_answers_under_a_framing_in_the_visitors():
+    text = OfflineResponder().compose("Can I pay with Bizum?", "en", [PAYMENT])
+    assert text == f"{prompts.message('framing', 'en')}\n\nAceptamos tarjeta, PayPal y Bizum. [[cite:q1]]"
+
+
+def test_a_yes_no_question_about_an_action_the_fact_does_not_speak_of_is_partial():
+    responder = OfflineResponder(OfflineTuning(min_confidence=0.0))
+    text = responder.compose("¿Puedo recoger mi pedido en la tienda de Madrid?", "es", [SHOPS])
+    assert text.startswith("[[missing:recoger]]") and "[[cite:s1]]" in text  # the shop's address is no "yes"
+    returns = {**SHOPS, "id": "r1", "title": "Devoluciones",
+               "text": "No admitimos devoluciones de cascos con el precinto abierto."}
+    assert responder.compose("¿Puedo devolver un casco usado?", "es", [returns]).startswith(
+        prompts.message("framing", "es"))  # 'devolver' / 'devoluciones': the fact speaks of the action
+    faq = {**SHOPS, "id": "f2", "title": "Preguntas", "text": "¿Puedo recoger en tienda?\nSí, en Madrid, a las 24 h."}
+    assert not responder.compose("¿Puedo recoger mi pedido en Madrid?", "es", [faq]).startswith("[[missing:")
