@@ -7,13 +7,18 @@ import io
 def pdf_bytes(lines: list[str]) -> bytes:
     """A one-page PDF with a text layer (Helvetica), with a correct xref table."""
     text = " ".join(f"({line}) Tj 0 -16 Td" for line in lines)
-    stream = f"BT /F1 12 Tf 72 720 Td {text} ET".encode("latin-1")
+    return pdf_of_stream(f"BT /F1 12 Tf 72 720 Td {text} ET".encode("latin-1"))
+
+
+def pdf_of_stream(stream: bytes, filters: bytes = b"") -> bytes:
+    """A one-page PDF whose content stream is ``stream`` as given (``filters``: e.g. ``b" /Filter /FlateDecode"``
+    for a stream already compressed), with a correct xref table."""
     objects = [
         b"<< /Type /Catalog /Pages 2 0 R >>",
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
         (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
          b"/Resources << /Font << /F1 5 0 R >> >> >>"),
-        b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
+        b"<< /Length %d%s >>\nstream\n" % (len(stream), filters) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
     out = io.BytesIO()

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import httpx
@@ -17,17 +15,13 @@ import pytest
 from core.base.store import Store
 from core.tenancy import site_keys
 from core.tenancy.context import local_operator
+from tests.servers import free_port, wait_until_up
 
 ROOT = Path(__file__).resolve().parents[2]
 RENTAL = ("# Alquiler de bicicletas\n\nEl alquiler de una bicicleta de montaña cuesta 35 € al día, con casco "
           "incluido.\n")
 QUESTION = "¿Cuánto cuesta alquilar una bicicleta de montaña al día?"
 
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _cli(env: dict, *argv: str) -> str:
@@ -50,7 +44,7 @@ def _events(body: str) -> dict[str, list[dict]]:
 
 @pytest.fixture
 def endpoint(tmp_path):
-    env = {**os.environ, "COBERTURA_DATA_DIR": str(tmp_path / "data"), "COBERTURA_API_PORT": str(_free_port()),
+    env = {**os.environ, "COBERTURA_DATA_DIR": str(tmp_path / "data"), "COBERTURA_API_PORT": str(free_port()),
            "COBERTURA_RATE_PER_IP": "1000"}
     _cli(env, "init")
     store = Store(tmp_path / "data" / "cobertura.db")
@@ -59,15 +53,7 @@ def endpoint(tmp_path):
     proc = subprocess.Popen([sys.executable, "-m", "api"], cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{env['COBERTURA_API_PORT']}"
-    deadline = time.monotonic() + 120
-    while True:
-        try:
-            if httpx.get(f"{base}/v1/health", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "python -m api did not start"
-        time.sleep(0.2)
+    wait_until_up(proc, f"{base}/v1/health", 120, "python -m api")
     yield env, base, key
     proc.terminate()
     proc.wait(timeout=30)

@@ -8,7 +8,7 @@ import io
 import zipfile
 import zlib
 
-from tests.documents import docx_bytes
+from tests.documents import docx_bytes, pdf_of_stream
 
 # 33 pairs a dialect sniffer misreads (it takes "'" for the quote character and cuts every quoted answer at its
 # first comma): commas, double quotes, apostrophes, line breaks, semicolons, tabs
@@ -80,24 +80,4 @@ def bomb_zip(target, member: str, gigabytes: float = 1.0, *, level: int = 9, dec
 
 def pdf_with_stream(content: bytes) -> bytes:
     """A one-page PDF whose content stream is ``content``, FlateDecode-compressed, with a correct xref table."""
-    stream = zlib.compress(content, 9)
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-        (b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R "
-         b"/Resources << /Font << /F1 5 0 R >> >> >>"),
-        b"<< /Length %d /Filter /FlateDecode >>\nstream\n" % len(stream) + stream + b"\nendstream",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    ]
-    out = io.BytesIO()
-    out.write(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(out.tell())
-        out.write(b"%d 0 obj\n" % number + body + b"\nendobj\n")
-    xref = out.tell()
-    out.write(b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1))
-    for offset in offsets:
-        out.write(b"%010d 00000 n \n" % offset)
-    out.write(b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref))
-    return out.getvalue()
+    return pdf_of_stream(zlib.compress(content, 9), b" /Filter /FlateDecode")

@@ -2,12 +2,9 @@
 processes train and search through it (#16)."""
 from __future__ import annotations
 
-import socket
 import subprocess
 import sys
-import time
 
-import httpx
 import pytest
 
 from core.base.config import load_settings
@@ -18,30 +15,17 @@ from core.tenancy.tenants import create_tenant
 from tests.conftest import RETURNS, SHIPPING, TEST_TUNING
 from tests.fakes import HashEmbedder
 from tests.knowledge.test_shared_data_dir import BIKES, HELMETS, Worker
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+from tests.servers import free_port, wait_until_up
 
 
 @pytest.fixture(scope="module")
 def chroma_server(tmp_path_factory):
-    port = _free_port()
+    port = free_port()
     path = tmp_path_factory.mktemp("chroma-server")
     proc = subprocess.Popen([sys.executable, "-c", "from chromadb.cli.cli import app; app()", "run", "--path",
                              str(path), "--host", "127.0.0.1", "--port", str(port)],
                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert proc.poll() is None and time.monotonic() < deadline, "chroma run did not start"
-        time.sleep(0.1)
+    wait_until_up(proc, f"http://127.0.0.1:{port}/api/v2/heartbeat", 60, "chroma run")
     yield {"COBERTURA_CHROMA_HOST": "127.0.0.1", "COBERTURA_CHROMA_PORT": str(port)}
     proc.terminate()
     proc.wait(timeout=30)

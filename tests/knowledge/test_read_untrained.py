@@ -6,28 +6,14 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from core.__main__ import main
 from core.agent.builtin_tools import builtin_tools
 from core.agent.protocol import ToolCall
 from core.agent.registry import ToolEnv, ToolRegistry, TurnEvidence
 from core.knowledge import sources
+from tests.test_cli import data_dir, run  # noqa: F401  (the CLI's fixture and runner)
 
 
-@pytest.fixture
-def data_dir(tmp_path, monkeypatch):
-    monkeypatch.setenv("COBERTURA_DATA_DIR", str(tmp_path / "data"))
-    return tmp_path / "data"
-
-
-def run(capsys, *argv) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out, err = capsys.readouterr()
-    return code, out, err
-
-
-def test_cli_read_of_an_untrained_document_says_it_is_not_trained(data_dir, capsys, tmp_path):
+def test_cli_read_of_an_untrained_document_says_it_is_not_trained(data_dir, capsys, tmp_path):  # noqa: F811
     assert run(capsys, "tenants", "create", "acme")[0] == 0
     doc = tmp_path / "hours.md"
     doc.write_text("# Hours\n\nOpen 9 to 5.", encoding="utf-8")
