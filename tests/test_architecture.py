@@ -357,7 +357,8 @@ TABLE_OWNERS = {
     "_migrations": "core/base/store.py",
 }
 # they create and migrate every table
-SCHEMA_FILES = {"core/base/migrations.py", "core/base/rebuilds.py", "core/base/store.py"}
+SCHEMA_FILES = {"core/base/migrations.py", "core/base/later_migrations.py", "core/base/rebuilds.py",
+                "core/base/store.py"}
 MIGRATIONS = "core/base/migrations.py"
 
 _SQL_TABLE = re.compile(  # uppercase keywords (as the code writes SQL), so prose ("built from sources") is not SQL

@@ -9,14 +9,8 @@ from typing import Callable
 
 import sqlite_utils
 
-from core.base import rebuilds
-
-
-def _run_script(db: sqlite_utils.Database, script: str) -> None:
-    # executescript() would COMMIT the surrounding transaction; run statement by statement instead.
-    for statement in script.split(";"):
-        if statement.strip():
-            db.execute(statement)
+from core.base import later_migrations, rebuilds
+from core.base.rebuilds import run_script as _run_script
 
 
 def _m001_tenancy(db: sqlite_utils.Database) -> None:
@@ -397,4 +391,5 @@ MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("009_sentence_vectors", _m009_sentence_vectors),
     ("010_variant_centroids", _m010_variant_centroids),
     ("011_qa_partial", rebuilds.m011_qa_partial),
+    *later_migrations.MIGRATIONS,
 ]

@@ -6,6 +6,13 @@ from __future__ import annotations
 import sqlite_utils
 
 
+def run_script(db: sqlite_utils.Database, script: str) -> None:
+    """Run ``script`` statement by statement: executescript() would COMMIT the surrounding transaction."""
+    for statement in script.split(";"):
+        if statement.strip():
+            db.execute(statement)
+
+
 def rebuild(db: sqlite_utils.Database, table: str, old: str, new: str, indexes: list[str]) -> None:
     """Rebuild ``table`` with ``old`` replaced by ``new`` in its definition; rows and ids kept, ``indexes``
     (CREATE INDEX statements) made again."""
