@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import getpass
 import json
 import sys
 from pathlib import Path
@@ -11,7 +10,7 @@ from core.base.errors import UserError
 from core.knowledge import sources as sources_mod
 from core.knowledge.sources import SourceError
 from core.tenancy.context import CHANNELS, TenancyError, local_operator
-from core.tenancy.tenants import create_tenant, create_user, list_tenants
+from core.tenancy.tenants import create_tenant, list_tenants
 
 
 def _print(data, as_json: bool, text: str) -> None:
@@ -56,14 +55,6 @@ def cmd_tenants(args) -> int:
     return 0
 
 
-def cmd_users(args) -> int:
-    rt = _runtime()
-    password = args.password or (getpass.getpass(f"Password for {args.email}: ") if sys.stdin.isatty() else "")
-    user = create_user(rt.store, args.slug, args.email, password, args.role)
-    _print(user, args.json, f"{user['email']} is {user['role']} of '{user['tenant']}'.")
-    return 0
-
-
 def cmd_ingest(args) -> int:
     from urllib.parse import urlsplit
 
@@ -93,9 +84,9 @@ def cmd_ingest(args) -> int:
 
 
 def _progress_printer():
-    def show(done: int, total: int, path: str) -> None:
-        print(f"\r  training {done}/{total} {path[:60]:<60}", end="" if done < total else "\n",
-              file=sys.stderr, flush=True)
+    def show(step) -> None:  # a core.knowledge.training_progress.TrainingProgress, one line rewritten in place
+        print(f"\r  {step.describe()[:110]:<110}", end="\n" if step.phase == "done" else "", file=sys.stderr,
+              flush=True)
     return show
 
 
@@ -305,12 +296,9 @@ def _setup_commands(add) -> None:
     p.add_argument("action", nargs="?", choices=["list", "create"], default="list")
     p.add_argument("slug", nargs="?")
     p.add_argument("--name")
-    p = add("users", cmd_users, "users create SLUG EMAIL --role admin|editor|qa [--password P]")
-    p.add_argument("action", choices=["create"])
-    p.add_argument("slug")
-    p.add_argument("email")
-    p.add_argument("--role", required=True, choices=["admin", "editor", "qa"])
-    p.add_argument("--password")
+    from core.tenancy import cli as users_cli  # users create|list|password|delete|instance-admin|sign-out
+
+    users_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime), help_))
 
 
 def _knowledge_commands(add) -> None:

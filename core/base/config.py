@@ -5,6 +5,7 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Mapping
+from urllib.parse import urlsplit
 
 from core.base.errors import UserError
 
@@ -47,6 +48,13 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_TRUST_PROXY": "1 = take the client address from X-Forwarded-For (only behind your own reverse proxy)",
     "COBERTURA_API_WORKERS": "turns answered at once by one API process; more wait their turn (default 64)",
     "COBERTURA_DEMO_TENANT": "tenant whose site key /demo uses (default demo; empty = no /demo page)",
+    "COBERTURA_PUBLIC_URL": "the address visitors' browsers reach the public endpoint by, e.g. "
+                            "https://chat.example.com (behind a proxy or HTTPS); the widget snippet in Settings uses "
+                            "it; unset = http://COBERTURA_API_HOST:COBERTURA_API_PORT",
+    "COBERTURA_SESSION_HOURS": "an admin-app sign-in ends this many hours after it began (default 12)",
+    "COBERTURA_SESSION_IDLE_MINUTES": "an admin-app sign-in ends after this many minutes without use (default 120)",
+    "COBERTURA_SESSION_SECRET": "secret that signs the admin app's session cookies; unset = a random one kept in "
+                                "the data dir (session-secret); changing it signs everybody out",
 }
 
 #: Values COBERTURA_PROVIDER may name; "offline" stands alone (no LLM: the extractive responder answers).
@@ -82,11 +90,23 @@ class Settings:
     trust_proxy: bool = False
     api_workers: int = 64
     demo_tenant: str = "demo"
+    public_url: str = ""  # validated by public_url(); "" = the listening address (endpoint_url)
+    session_hours: float = 12.0
+    session_idle_minutes: float = 120.0
+    session_secret: str = field(default="", repr=False)
 
     @property
     def provider_chain(self) -> tuple[str, ...]:
         """The configured LLM providers in failover order; empty when the offline responder answers."""
         return parse_provider_chain(self.provider)
+
+    @property
+    def endpoint_url(self) -> str:
+        """The public endpoint's address: COBERTURA_PUBLIC_URL, else the address it listens on (no trailing /)."""
+        if self.public_url:
+            return self.public_url
+        host = f"[{self.api_host}]" if ":" in self.api_host else self.api_host
+        return f"http://{host}:{self.api_port}"
 
     @property
     def db_path(self) -> Path:
@@ -130,6 +150,25 @@ def parse_provider_chain(value: str) -> tuple[str, ...]:
     return names
 
 
+def public_url(raw: str) -> str:
+    """COBERTURA_PUBLIC_URL checked and without its trailing slash; "" when unset. An absolute http(s) URL with a
+    host, optionally a path (a proxy that serves the endpoint under /chat); no query, fragment or user name."""
+    value = raw.strip()
+    if not value:
+        return ""
+    try:
+        parts = urlsplit(value)
+        _ = parts.port  # raises on a port that is not a number
+    except ValueError:
+        parts = None
+    if (parts is None or parts.scheme.lower() not in ("http", "https") or not parts.hostname or parts.query
+            or parts.fragment or "@" in parts.netloc or any(ch.isspace() for ch in value)):
+        raise ConfigError(f"COBERTURA_PUBLIC_URL must be the absolute http(s) address visitors reach the public "
+                          f"endpoint by, such as https://chat.example.com (no query, fragment or user name), not "
+                          f"{value!r}; unset it to use http://COBERTURA_API_HOST:COBERTURA_API_PORT.")
+    return value.rstrip("/")
+
+
 def check_provider_settings(settings: Settings) -> None:
     """Raise ConfigError naming the variable to set when a configured provider lacks its key or URL."""
     chain = settings.provider_chain
@@ -150,6 +189,27 @@ def check_provider_settings(settings: Settings) -> None:
         )
     if settings.llm_timeout <= 0:
         raise ConfigError(f"COBERTURA_LLM_TIMEOUT must be a positive number of seconds, not {settings.llm_timeout}.")
+
+
+def _session_settings(env: Mapping[str, str]) -> dict:
+    """The admin app's sign-in lifetimes and cookie secret (core/tenancy/sessions.py)."""
+    out = {}
+    for name, field_name, default in (("COBERTURA_SESSION_HOURS", "session_hours", 12.0),
+                                      ("COBERTURA_SESSION_IDLE_MINUTES", "session_idle_minutes", 120.0)):
+        raw = env.get(name, "").strip() or str(default)
+        try:
+            value = float(raw)
+        except ValueError:
+            value = float("nan")
+        if not (value > 0 and value != float("inf")):
+            raise ConfigError(f"{name} must be a number above 0, not {raw!r}.")
+        out[field_name] = value
+    secret = env.get("COBERTURA_SESSION_SECRET", "").strip()
+    if secret and len(secret) < 32:
+        raise ConfigError("COBERTURA_SESSION_SECRET must be at least 32 characters (e.g. the output of "
+                          "`python -c \"import secrets; print(secrets.token_urlsafe(32))\"`), or unset it to keep "
+                          "a random one in the data dir.")
+    return {**out, "session_secret": secret}
 
 
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
@@ -205,6 +265,8 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         trust_proxy=env.get("COBERTURA_TRUST_PROXY", "").strip().lower() in ("1", "true", "yes", "on"),
         api_workers=numbers["COBERTURA_API_WORKERS"],
         demo_tenant=env.get("COBERTURA_DEMO_TENANT", "demo").strip(),
+        public_url=public_url(env.get("COBERTURA_PUBLIC_URL", "")),
+        **_session_settings(env),
     )
     check_provider_settings(settings)
     return settings

@@ -9,5 +9,115 @@ from typing import Callable
 
 import sqlite_utils
 
+
+def m012_admin_sessions(db: sqlite_utils.Database) -> None:
+    """Admin-app sign-in sessions (core/tenancy/sessions.py): only a hash of each session's random token is kept;
+    a session ends when it is revoked (sign-out, a password change, the user removed) or idle or old past the
+    lifetimes set by COBERTURA_SESSION_IDLE_MINUTES and COBERTURA_SESSION_HOURS."""
+    from core.base.rebuilds import run_script
+
+    run_script(db, """
+        CREATE TABLE admin_sessions (
+            id INTEGER PRIMARY KEY,
+            token_hash TEXT NOT NULL UNIQUE,
+            user_id INTEGER NOT NULL REFERENCES users(id) ON DELETE CASCADE,
+            email TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            last_seen_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            revoked_at TEXT,
+            revoked_why TEXT NOT NULL DEFAULT ''
+        );
+        CREATE INDEX admin_sessions_user ON admin_sessions (user_id)
+        """)
+
+
+def m013_instance_admins(db: sqlite_utils.Database) -> None:
+    """The instance administrator flag (sees and creates every tenant of the data dir). On an existing data dir the
+    first-run admin gets it: the oldest user who is admin of every tenant that existed when they were created
+    (what ``create_first_admin`` made). Nobody else; the CLI grants it (``python -m core users instance-admin``)."""
+    from core.base.rebuilds import run_script
+
+    run_script(db, """
+        ALTER TABLE users ADD COLUMN instance_admin INTEGER NOT NULL DEFAULT 0;
+        UPDATE users SET instance_admin = 1 WHERE id = (
+            SELECT u.id FROM users u
+            WHERE EXISTS (SELECT 1 FROM tenants t WHERE t.created_at <= u.created_at)
+              AND NOT EXISTS (
+                SELECT 1 FROM tenants t WHERE t.created_at <= u.created_at AND NOT EXISTS (
+                    SELECT 1 FROM memberships m WHERE m.tenant_id = t.id AND m.user_id = u.id AND m.role = 'admin'))
+            ORDER BY u.id LIMIT 1)
+        """)
+
+
+def m014_answer_feedback(db: sqlite_utils.Database) -> None:
+    """Answer feedback: one rating per turn (👍/👎, an optional reason masked before it is stored), the kind of a gap
+    (``uncovered``: refused or partly answered; ``not_helpful``: answered, then marked unhelpful), and how many
+    answers cited each source (counted as turns are recorded, so the turns' purge leaves the counts alone; filled
+    here from the turns still kept)."""
+    from core.base.rebuilds import run_script
+
+    run_script(db, """
+        ALTER TABLE gaps ADD COLUMN kind TEXT NOT NULL DEFAULT 'uncovered';
+        CREATE TABLE answer_feedback (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            id INTEGER PRIMARY KEY,
+            turn_id INTEGER NOT NULL,
+            conversation_id TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            language TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL,
+            provider TEXT NOT NULL DEFAULT '',
+            rating TEXT NOT NULL CHECK (rating IN ('up', 'down')),
+            reason TEXT,
+            answer TEXT,
+            citations TEXT NOT NULL DEFAULT '[]',
+            variant_id INTEGER,
+            at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            UNIQUE (tenant_id, turn_id)
+        );
+        CREATE INDEX answer_feedback_tenant_variant ON answer_feedback (tenant_id, variant_id);
+        CREATE INDEX answer_feedback_tenant_at ON answer_feedback (tenant_id, updated_at);
+        CREATE TABLE source_answers (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            path TEXT NOT NULL,
+            answers INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant_id, path)
+        );
+        INSERT INTO source_answers (tenant_id, path, answers)
+            SELECT t.tenant_id, json_extract(c.value, '$.path') AS cited, COUNT(DISTINCT t.id) FROM turns t
+            JOIN conversations v ON v.tenant_id = t.tenant_id AND v.id = t.conversation_id, json_each(t.citations) c
+            WHERE v.channel != 'sandbox' AND COALESCE(json_extract(c.value, '$.path'), '') != ''
+            GROUP BY t.tenant_id, cited
+        """)
+
+
+def m015_qa_case_numbers(db: sqlite_utils.Database) -> None:
+    """QA cases are numbered per suite: ``position`` (1, 2, … in the order the cases were added; a deleted case keeps
+    its number, so a number never names two cases) is that number, now unique per suite; pages and the CLI show it,
+    the global id stays the key runs are compared by. Cases may also check what the answer says: ``facts`` (texts
+    it must say) and ``forbidden`` (texts it must not say), JSON lists (core/qa/content.py)."""
+    from core.base.rebuilds import run_script
+
+    # the code never gave two cases of a suite one number; should a copied database have done so, the later
+    # case takes the suite's next number before the index makes numbers unique
+    repeated = db.execute("SELECT c.id, c.tenant_id, c.suite_id FROM qa_cases c WHERE EXISTS (SELECT 1 FROM qa_cases d "
+                          "WHERE d.tenant_id = c.tenant_id AND d.suite_id = c.suite_id AND d.position = c.position "
+                          "AND d.id < c.id) ORDER BY c.id").fetchall()
+    for case_id, tenant_id, suite_id in repeated:
+        db.execute("UPDATE qa_cases SET position = (SELECT MAX(position) + 1 FROM qa_cases WHERE tenant_id = ? AND "
+                   "suite_id = ?) WHERE id = ?", [tenant_id, suite_id, case_id])
+    run_script(db, """
+        ALTER TABLE qa_cases ADD COLUMN facts TEXT NOT NULL DEFAULT '[]';
+        ALTER TABLE qa_cases ADD COLUMN forbidden TEXT NOT NULL DEFAULT '[]';
+        CREATE UNIQUE INDEX qa_cases_number ON qa_cases (tenant_id, suite_id, position)
+        """)
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
+    ("012_admin_sessions", m012_admin_sessions),
+    ("013_instance_admins", m013_instance_admins),
+    ("014_answer_feedback", m014_answer_feedback),
+    ("015_qa_case_numbers", m015_qa_case_numbers),
 ]

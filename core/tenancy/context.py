@@ -28,10 +28,13 @@ from core.tenancy.tenants import (
     find_tenant,
     has_users,
     hash_password,
+    is_instance_admin,
     list_tenants,
     login_record,
+    memberships,
     password_hash,
     role_in,
+    set_instance_admin,
     verify_password,
 )
 
@@ -74,17 +77,33 @@ def authenticate(store: Store, email: str, password: str) -> UserSession:
 
 
 def context_for(store: Store, session: UserSession, tenant_slug: str) -> TenantContext:
-    """The signed-in user's context in one of their tenants; any other tenant is refused."""
+    """The signed-in user's context in one of their tenants (an instance admin: in any tenant, as its admin);
+    any other tenant is refused, exactly like a tenant that does not exist."""
     if type(session) is not UserSession:
         raise AuthError("Sign in first.")
     role = role_in(store, session.email, tenant_slug)
+    if role is None and find_tenant(store, tenant_slug) is not None and is_instance_admin(store, session.email):
+        role = "admin"
     if role is None:
         raise AuthError(f"{session.email} is not a member of that tenant.")
     return _context(store, tenant_slug, session.email, role, "admin")
 
 
+def tenants_of(store: Store, session: UserSession) -> list[dict]:
+    """The tenants a signed-in user may open, as ``{slug, name, role}`` by slug: their memberships, and for an
+    instance admin every tenant of the data dir (as admin where they are no member)."""
+    if type(session) is not UserSession:
+        raise AuthError("Sign in first.")
+    mine = memberships(store, session.email)
+    if not is_instance_admin(store, session.email):
+        return mine
+    roles = {m["slug"]: m["role"] for m in mine}
+    return [{"slug": t["slug"], "name": t["name"], "role": roles.get(t["slug"], "admin")} for t in list_tenants(store)]
+
+
 def create_first_admin(store: Store, email: str, password: str) -> UserSession:
-    """First run: the first user becomes admin of every existing tenant. Refused once any user exists."""
+    """First run: the first user becomes admin of every existing tenant and the instance admin (every tenant,
+    also later ones; creates tenants in the admin app). Refused once any user exists."""
     if len(password or "") < 8:
         raise TenancyError("The password must have at least 8 characters.")
     tenants = list_tenants(store)
@@ -95,6 +114,7 @@ def create_first_admin(store: Store, email: str, password: str) -> UserSession:
             raise AuthError("The first admin already exists; sign in instead.")
         for tenant in tenants:
             create_user(store, tenant["slug"], email, password, "admin")
+        set_instance_admin(store, email, True)  # sees every tenant, also those created later
     return _issue_session((email or "").strip().lower())
 
 

@@ -6,7 +6,8 @@ refuse any object the registry does not hold. So ``dataclasses.replace``, ``obje
 pickles, subclasses and look-alikes all fail with :class:`ForgedContext`; and a look-alike that never
 touches these properties (a namespace with a ``tenant_id``) is refused by the store, which accepts only the
 :class:`~core.base.tenant_scope.TenantKey` an issued context hands out. Only :mod:`core.tenancy.context`
-calls :func:`_issue` / :func:`_issue_session`, after authentication.
+calls :func:`_issue` / :func:`_issue_session`, after authentication, and :mod:`core.tenancy.sessions` calls
+:func:`_issue_session` for a sign-in it recorded or restored from a verified cookie.
 """
 from __future__ import annotations
 
@@ -155,8 +156,14 @@ def require_context(ctx: object) -> TenantContext:
 SESSIONS = _Registry("UserSession")
 
 
+class _SessionFacts(NamedTuple):
+    email: str
+    session_id: int | None  # the admin_sessions record (core.tenancy.sessions), None for a bare password check
+
+
 class UserSession(_Sealed):
-    """A user who proved their password; issued only by ``authenticate`` or ``create_first_admin``.
+    """A user who proved their password; issued only by ``authenticate`` or ``create_first_admin``, and by
+    :mod:`core.tenancy.sessions` for the sign-in it recorded (``session_id``) or restored from a verified cookie.
 
     The admin app keeps one per browser session and turns it into a TenantContext for the tenant the
     user picks, through ``context_for``, which checks the membership every time."""
@@ -168,7 +175,12 @@ class UserSession(_Sealed):
 
     @property
     def email(self) -> str:
-        return SESSIONS.facts(self, UserSession)
+        return SESSIONS.facts(self, UserSession).email
+
+    @property
+    def session_id(self) -> int | None:
+        """The server-side record of this sign-in (revocable), or None for a bare password check."""
+        return SESSIONS.facts(self, UserSession).session_id
 
     def __eq__(self, other) -> bool:
         if type(other) is not UserSession:
@@ -185,8 +197,15 @@ class UserSession(_Sealed):
             return "<UserSession not issued by core.tenancy>"
 
 
-def _issue_session(email: str) -> UserSession:
-    """A signed-in user's session (core.tenancy.context calls it after a password check)."""
+def _issue_session(email: str, session_id: int | None = None) -> UserSession:
+    """A signed-in user's session (core.tenancy.context calls it after a password check, core.tenancy.sessions
+    for a recorded sign-in)."""
     session = object.__new__(UserSession)
-    SESSIONS.add(session, email)
+    SESSIONS.add(session, _SessionFacts(email, session_id))
     return session
+
+
+def require_session(session: object) -> UserSession:
+    """``session`` itself when it is a UserSession core.tenancy issued; ForgedContext otherwise."""
+    SESSIONS.facts(session, UserSession)
+    return session  # type: ignore[return-value]

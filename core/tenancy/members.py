@@ -1,14 +1,15 @@
 """The members of a tenant and their roles (S1): list, add, change a role, remove. Admin only.
 
 Users are global (one e-mail, one password, any number of tenants); a membership gives a user a role in
-one tenant. Removing a member deletes the membership only: the user keeps their other tenants. A tenant
-never loses its last admin through these functions (demoting or removing them is refused).
+one tenant. Removing a member deletes the membership only: the user keeps their other tenants, but every
+sign-in session of theirs ends (:mod:`core.tenancy.sessions`). A tenant never loses its last admin through
+these functions (demoting or removing them is refused).
 """
 from __future__ import annotations
 
 from core.base.errors import UserError
 from core.base.store import Store
-from core.tenancy import tenants
+from core.tenancy import sessions, tenants
 from core.tenancy.context import ROLES, AuthError, TenantContext, require_context
 
 
@@ -78,4 +79,6 @@ def remove_member(ctx: TenantContext, store: Store, email: str) -> None:
             raise MemberError(f"{email} is the last admin of this tenant; make another member admin first, then "
                               "remove this one.")
         tenants.remove_membership(ctx, store, email)
+        # signed out everywhere: their other tenants (if any) need a fresh sign-in, and no open browser lingers
+        sessions.revoke_user(store, email, f"removed from {ctx.tenant_slug} by {ctx.actor}")
 

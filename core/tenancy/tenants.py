@@ -119,6 +119,90 @@ def memberships(store: Store, email: str) -> list[dict]:
     )
 
 
+def tenant_overview(store: Store) -> list[dict]:
+    """Every tenant with its member and admin counts (operator and instance-admin view)."""
+    return store.query(
+        "SELECT t.slug, t.name, t.created_at, COUNT(m.user_id) AS members, "
+        "COALESCE(SUM(m.role = 'admin'), 0) AS admins FROM tenants t LEFT JOIN memberships m ON m.tenant_id = t.id "
+        "GROUP BY t.id ORDER BY t.slug")
+
+
+# -- users by e-mail: the instance-admin flag, passwords, removal (sessions, the CLI) ------------------------
+def _normal(email: str) -> str:
+    return (email or "").strip().lower()
+
+
+def user_record(store: Store, email: str) -> dict | None:
+    """``{id, email, instance_admin}`` of a user, or None."""
+    rows = store.query("SELECT id, email, instance_admin FROM users WHERE email = ?", [_normal(email)])
+    return {**rows[0], "instance_admin": bool(rows[0]["instance_admin"])} if rows else None
+
+
+def user_email(store: Store, user_id: int) -> str | None:
+    """The e-mail of the user with that id, or None once the user is gone."""
+    rows = store.query("SELECT email FROM users WHERE id = ?", [int(user_id)])
+    return rows[0]["email"] if rows else None
+
+
+def is_instance_admin(store: Store, email: str) -> bool:
+    """True when the user administers the whole instance (every tenant of the data dir)."""
+    return bool(store.query("SELECT 1 FROM users WHERE email = ? AND instance_admin = 1", [_normal(email)]))
+
+
+def set_instance_admin(store: Store, email: str, on: bool = True) -> bool:
+    """Grant (or take back) the instance-admin flag; False when no such user. Joins the caller's transaction."""
+    with store.write() as db:
+        changed = db.execute("UPDATE users SET instance_admin = ? WHERE email = ?", [int(bool(on)), _normal(email)])
+    return changed.rowcount > 0
+
+
+def list_users(store: Store) -> list[dict]:
+    """Every user: ``{email, instance_admin, tenants: [{slug, role}]}`` (operator view: the CLI)."""
+    users = store.query("SELECT id, email, instance_admin FROM users ORDER BY email")
+    roles = store.query("SELECT m.user_id, t.slug, m.role FROM memberships m JOIN tenants t ON t.id = m.tenant_id "
+                        "ORDER BY t.slug")
+    return [{"email": u["email"], "instance_admin": bool(u["instance_admin"]),
+             "tenants": [{"slug": r["slug"], "role": r["role"]} for r in roles if r["user_id"] == u["id"]]}
+            for u in users]
+
+
+def set_password(store: Store, email: str, password: str) -> None:
+    """Store a new password for the user (8+ characters). The caller ends the user's sessions
+    (:func:`core.tenancy.sessions.revoke_user`)."""
+    from core.tenancy.context import TenancyError
+
+    if len(password or "") < 8:
+        raise TenancyError("The password must have at least 8 characters.")
+    with store.write() as db:
+        if not db.execute("UPDATE users SET password_hash = ? WHERE email = ?",
+                          [hash_password(password), _normal(email)]).rowcount:
+            raise TenancyError(f"No user {_normal(email)!r}; list users with `python -m core users list`.")
+
+
+def last_admin_of(store: Store, email: str) -> list[str]:
+    """The slugs of the tenants whose only admin is this user."""
+    rows = store.query(
+        "SELECT t.slug FROM memberships m JOIN users u ON u.id = m.user_id JOIN tenants t ON t.id = m.tenant_id "
+        "WHERE u.email = ? AND m.role = 'admin' AND (SELECT COUNT(*) FROM memberships o "
+        "WHERE o.tenant_id = m.tenant_id AND o.role = 'admin') = 1 ORDER BY t.slug", [_normal(email)])
+    return [r["slug"] for r in rows]
+
+
+def delete_user(store: Store, email: str) -> None:
+    """Delete a user, their memberships and their sign-in sessions (the foreign keys cascade). Refused for the
+    last admin of a tenant. Joins the caller's transaction."""
+    from core.tenancy.context import TenancyError
+
+    with store.write() as db:
+        if user_record(store, email) is None:
+            raise TenancyError(f"No user {_normal(email)!r}; list users with `python -m core users list`.")
+        alone = last_admin_of(store, email)
+        if alone:
+            raise TenancyError(f"{_normal(email)} is the last admin of {', '.join(alone)}; make another member admin "
+                               "there first (python -m core users create SLUG EMAIL --role admin).")
+        db.execute("DELETE FROM users WHERE email = ?", [_normal(email)])
+
+
 # -- lookups that build a context (core.tenancy.context and site_keys only) --------------------------------
 def find_tenant(store: Store, slug: str) -> dict | None:
     """``{id, slug}`` of the tenant with that slug, or None."""

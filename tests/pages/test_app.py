@@ -39,7 +39,7 @@ def test_first_run_creates_the_admin_then_the_admin_sees_every_page(runtime):
     at.button[0].click().run()
     assert not at.exception, [e.value for e in at.exception]
     assert at.selectbox(key=common.TENANT_KEY).options == ["Acme (admin)", "Globex (admin)"]
-    assert "Signed in as **boss@acme.test**" in [c.value for c in at.sidebar.caption]
+    assert "Signed in as **boss@acme.test** (instance admin)" in [c.value for c in at.sidebar.caption]
 
 
 def test_sign_in_refuses_a_wrong_password_and_accepts_the_right_one(runtime):
