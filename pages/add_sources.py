@@ -12,6 +12,7 @@ from core.knowledge.extract import SUPPORTED
 from core.knowledge.sources import SourceError
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
+from pages import placeholders, uploads
 from pages.source_actions import flash, guarded, select
 
 
@@ -54,7 +55,8 @@ def create_form(rt: Runtime, ctx: TenantContext, kind: str) -> None:
     qa = kind == "qa"
     k = {f: f"new_{kind}_{f}" for f in ("path", "title", "content", "description", "language", "starred")}
     left, right = st.columns([3, 1])
-    left.text_input("Path in the tree", key=k["path"], placeholder="faq/returns-deadline" if qa else "policies/returns")
+    left.text_input("Path in the tree", key=k["path"],
+                    placeholder="faq/the-question" if qa else placeholders.SOURCE_PATH)
     right.selectbox("Language", ["", *DETECTABLE], key=k["language"], format_func=lambda c: c or "detect")
     st.text_input("Question" if qa else "Title", key=k["title"])
     st.text_input("Description (optional)", key=k["description"])
@@ -69,18 +71,13 @@ def _upload(rt: Runtime, ctx: TenantContext) -> None:
     prefix = st.session_state.get("upload_prefix", "").strip()
     files = [*(st.session_state.get(f"upload_files_{nonce}") or []),
              *(st.session_state.get(f"upload_dir_{nonce}") or [])]
-    report = ingest.ImportReport()
     if prefix:
         sources.normalize_path(prefix)  # a bad prefix is refused before anything is imported
-    for file in files:
-        if file.name.lower().endswith(".zip"):  # a zip in an uploaded folder is imported where it lies
-            where = str(PurePosixPath(file.name.replace("\\", "/")).parent).strip(".")
-            ingest.import_zip(ctx, rt.store, file.name, file.getvalue(), "/".join(p for p in (prefix, where) if p),
-                              report)
-        else:
-            ingest.import_bytes(ctx, rt.store, file.name, file.getvalue(), prefix, report)
+    if not files:
+        report_messages(ingest.ImportReport(), "Upload")
+        return
+    uploads.start(rt, ctx, [(file.name, file.getvalue()) for file in files], prefix)  # imported in the background
     st.session_state["_upload_nonce"] = nonce + 1  # empty the uploaders
-    report_messages(report, "Upload")
 
 
 def upload_form(rt: Runtime, ctx: TenantContext) -> None:
@@ -88,14 +85,14 @@ def upload_form(rt: Runtime, ctx: TenantContext) -> None:
     st.caption(f"Supported: {', '.join(SUPPORTED)} (a .csv or .jsonl of question/answer pairs becomes a folder of Q&A "
                "sources), and .zip archives of folders. A folder's structure becomes tree paths. A bad file gets its "
                "own error and the rest goes on.")
-    st.text_input("Into folder (optional)", key="upload_prefix", placeholder="manuals")
+    st.text_input("Into folder (optional)", key="upload_prefix", placeholder="folder")
     files, folder = st.columns(2)
     files.file_uploader("Files or a .zip", accept_multiple_files=True, key=f"upload_files_{nonce}",
                         type=[e.lstrip(".") for e in SUPPORTED] + ["zip"])
     folder.file_uploader("A whole folder", accept_multiple_files="directory", key=f"upload_dir_{nonce}",
                          type=[e.lstrip(".") for e in SUPPORTED] + ["zip"])
     st.button("Import", icon=":material/upload:", type="primary", key="upload_import", on_click=guarded(_upload),
-              args=(rt, ctx))
+              args=(rt, ctx), disabled=uploads.running(ctx) is not None)  # its progress: above the tabs
 
 
 def _paste(rt: Runtime, ctx: TenantContext) -> None:
@@ -126,15 +123,15 @@ def add_tab(rt: Runtime, ctx: TenantContext) -> None:
         upload_form(rt, ctx)
     with tabs[3]:
         row = st.columns(2)
-        row[0].text_input("Path in the tree", key="paste_path", placeholder="web/returns")
+        row[0].text_input("Path in the tree", key="paste_path", placeholder="web/page")
         row[1].text_input("Page URL (optional, cited with answers)", key="paste_url")
         st.text_area("HTML", key="paste_html", height=200, placeholder="<html>…</html>")
         st.button("Import the page", icon=":material/code:", type="primary", key="paste_import",
                   on_click=guarded(_paste), args=(rt, ctx))
     with tabs[4]:
         row = st.columns(2)
-        row[0].text_input("URL", key="fetch_url", placeholder="https://example.com/returns")
-        row[1].text_input("Path in the tree (optional)", key="fetch_path", placeholder="web/returns")
+        row[0].text_input("URL", key="fetch_url", placeholder="https://example.com/page")
+        row[1].text_input("Path in the tree (optional)", key="fetch_path", placeholder="web/page")
         st.caption(f"Needs network access from this machine (timeout {rt.settings.fetch_timeout:g} s); offline, save "
                    "the page as HTML and upload or paste it.")
         st.button("Fetch and import", icon=":material/language:", type="primary", key="fetch_import",

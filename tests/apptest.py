@@ -21,3 +21,20 @@ def signed_in(store, slug: str, role: str = "admin", email: str | None = None, t
     at.session_state[common.SESSION_KEY] = authenticate(store, email, PASSWORD)
     at.session_state[common.TENANT_KEY] = slug
     return at
+
+
+def settle(at: AppTest, timeout: float = 60) -> AppTest:
+    """Let the background jobs the page started (training, QA runs, uploads: ``pages.jobs``) go and end, then run the
+    page again, as the browser's progress fragment does when it sees a job has ended. Page tests hold every job
+    until this call (``tests/pages/conftest.py``), so the run that started a job always shows it running."""
+    from pages import jobs
+
+    registry = jobs.registry()
+    if registry.hold is not None:
+        registry.hold.set()
+    registry.wait(timeout)
+    if registry.hold is not None:
+        registry.hold.clear()  # the next job is held again
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at

@@ -11,6 +11,7 @@ from __future__ import annotations
 import unicodedata
 from dataclasses import dataclass, field
 from pathlib import Path, PurePath
+from typing import Callable
 
 from core.base.store import Store
 from core.knowledge import sources as sources_mod
@@ -235,9 +236,11 @@ def import_paths(ctx: TenantContext, store: Store, paths: list[str | Path], pref
 
 
 def import_zip(ctx: TenantContext, store: Store, name: str, data: bytes, prefix: str = "",
-               report: ImportReport | None = None) -> ImportReport:
+               report: ImportReport | None = None,
+               progress: Callable[[int, int, str], None] | None = None) -> ImportReport:
     """A .zip of a folder, member by member (never unpacked to disk): each member is imported like the file of a
-    folder import (the zip's top folder is the tree folder) or refused, naming it as ``name:member``."""
+    folder import (the zip's top folder is the tree folder) or refused, naming it as ``name:member``.
+    ``progress(done, total, member)`` after each member (the admin app's upload bar)."""
     report = report if report is not None else ImportReport()
     try:
         archive = open_zip(data, name, ".zip", "zip the folder again and retry.")
@@ -255,8 +258,10 @@ def import_zip(ctx: TenantContext, store: Store, name: str, data: bytes, prefix:
                                 "unpacked); split it.")
             return report
         left = MAX_ZIP_UNPACKED
-        for member in members:
+        for done, member in enumerate(members, start=1):
             left -= _zip_member(ctx, store, archive, member, f"{name}:{member.filename}", prefix, left, report)
+            if progress is not None:
+                progress(done, len(members), member.filename)
     return report
 
 

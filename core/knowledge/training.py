@@ -25,12 +25,13 @@ from core.knowledge.chunking import chunk_qa, chunk_text
 from core.knowledge.embeddings import Embedder
 from core.knowledge.keyword_index import KeywordDoc, KeywordIndex
 from core.knowledge.sources import Source
+from core.knowledge.training_progress import EMBED_BATCH, Tracker, TrainingCallback, embed_groups
 from core.knowledge.units import units as text_units
 from core.knowledge.variants import Variants
 from core.knowledge.vector_index import VectorIndex
 from core.tenancy.context import TenantContext
 
-Progress = Callable[[int, int, str], None]
+Progress = TrainingCallback  # called with a TrainingProgress after every embedding batch
 
 
 class TrainingBusy(UserError):
@@ -121,6 +122,24 @@ def sentence_texts(title: str, source_type: str, text: str) -> list[str]:
     return [f"{title}\n{part}" for part in parts] if len(parts) > 1 else []
 
 
+@dataclass(frozen=True)
+class PlannedChunk:
+    """A chunk as a training embeds it: its place and text, then the texts embedded for it (its indexed text,
+    then one per sentence)."""
+
+    start: int
+    end: int
+    text: str
+    texts: tuple[str, ...]
+
+
+def plan_source(source: Source) -> list[PlannedChunk]:
+    """What training a source embeds, chunk by chunk (known before embedding, so progress has a total)."""
+    return [PlannedChunk(start, end, text, (indexed_text(source, text),
+                                            *sentence_texts(source.title, source.type, text)))
+            for start, end, text in chunk_source(source)]
+
+
 def pack(vectors: np.ndarray) -> bytes:
     return np.asarray(vectors, dtype=np.float16).tobytes()
 
@@ -140,12 +159,13 @@ class Index:
         batch_sources: int = 64,
         vectors: VectorIndex | None = None,
         keywords: KeywordIndex | None = None,
+        embed_batch: int = EMBED_BATCH,
     ):
         self.settings, self.store, self.embedder = settings, store, embedder
         self.vectors = vectors or VectorIndex(settings, embedder)
         self.keywords = keywords or KeywordIndex(settings.whoosh_dir)
         self.variants = Variants(store, embedder)
-        self.batch_sources = batch_sources
+        self.batch_sources, self.embed_batch = batch_sources, embed_batch
 
     # -- training -------------------------------------------------------------------------------
     def train(
@@ -158,7 +178,9 @@ class Index:
     ) -> TrainReport:
         """Index what changed (everything with ``full``, e.g. after changing the embedder); drop what
         was deleted. Safe to interrupt and to run again. One training per tenant at a time, across processes:
-        a second one waits up to ``wait`` seconds, then raises :class:`TrainingBusy`."""
+        a second one waits up to ``wait`` seconds, then raises :class:`TrainingBusy`. ``progress`` gets a
+        :class:`~core.knowledge.training_progress.TrainingProgress` at the start, after every embedding batch
+        (a few chunks), when finishing and when done."""
         lock = FileLock(self.settings.data_dir / "locks" / f"training-{int(ctx.tenant_id)}.lock")
         try:
             with lock.exclusive(wait, what=f"training {ctx.tenant_slug}"):
@@ -185,8 +207,10 @@ class Index:
             all_sources = sources_mod.list_sources(ctx, self.store)
         changed = [s for s in all_sources if s.changed]
         total = len(changed)
-        if progress:
-            progress(0, total, "")
+        plans = [plan_source(s) for s in changed]
+        tracker = Tracker(progress, self.store.clock,
+                          [(s.path, [sum(map(len, c.texts)) for c in plan]) for s, plan in zip(changed, plans)])
+        tracker.report()
         misses_before = getattr(self.embedder, "misses", 0)
         done = 0
         for i in range(0, total, self.batch_sources):
@@ -194,11 +218,11 @@ class Index:
                 report.interrupted = True
                 break
             batch = changed[i : i + self.batch_sources]
-            report.chunks += self._train_batch(ctx, batch)
+            report.chunks += self._train_batch(ctx, batch, plans[i : i + self.batch_sources], tracker)
+            plans[i : i + self.batch_sources] = [[] for _ in batch]  # trained: their texts are not needed again
             report.trained += [s.path for s in batch]
             done += len(batch)
-            if progress:
-                progress(done, total, batch[-1].path)
+        tracker.report("finishing")
         if done:
             self.keywords.optimize(ctx.tenant_id)
         if not report.interrupted:
@@ -213,28 +237,28 @@ class Index:
                 ctx, sources_mod.list_sources(ctx, self.store))["variant_groups"]
         report.embedded = getattr(self.embedder, "misses", 0) - misses_before
         report.seconds = time.monotonic() - started
+        tracker.report("done")
         return report
 
-    def _train_batch(self, ctx: TenantContext, batch: list[Source]) -> int:
+    def _train_batch(self, ctx: TenantContext, batch: list[Source], plans: list[list[PlannedChunk]] | None = None,
+                     tracker: Tracker | None = None) -> int:
         now = self.store.clock.stamp()
-        rows, docs, ids, texts, metas, per_chunk = [], [], [], [], [], []
-        for source in batch:
-            for ordinal, (start, end, text) in enumerate(chunk_source(source)):
-                cid = chunk_id(source.id, ordinal, text)
-                body = indexed_text(source, text)
-                rows.append([ctx.tenant_id, cid, source.id, ordinal, start, end, text, now])
-                docs.append(KeywordDoc(cid, source.id, source.language, source.path, body))
+        plans = plans if plans is not None else [plan_source(s) for s in batch]
+        tracker = tracker or Tracker(None, self.store.clock, [])
+        rows, docs, ids, metas, groups = [], [], [], [], []
+        for source, plan in zip(batch, plans):
+            for ordinal, chunk in enumerate(plan):
+                cid = chunk_id(source.id, ordinal, chunk.text)
+                rows.append([ctx.tenant_id, cid, source.id, ordinal, chunk.start, chunk.end, chunk.text, now])
+                docs.append(KeywordDoc(cid, source.id, source.language, source.path, chunk.texts[0]))
                 ids.append(cid)
-                texts.append(body)
                 metas.append({"source_id": source.id, "ordinal": ordinal})
-                per_chunk.append(sentence_texts(source.title, source.type, text))
-        flat = [t for group in per_chunk for t in group]
-        embedded = self.embedder.passages(texts + flat)  # one call: the model batches chunks and sentences alike
-        vectors, sentence_vectors = embedded[: len(texts)], embedded[len(texts):]
-        at = 0
-        for row, group in zip(rows, per_chunk):
-            row.append(pack(sentence_vectors[at: at + len(group)]))
-            at += len(group)
+                groups.append(chunk.texts)
+        # a chunk with its sentences, a few chunks per call, so progress is reported while the batch is embedded
+        embedded = embed_groups(self.embedder.passages, groups, tracker, self.embed_batch)
+        vectors = np.vstack([e[:1] for e in embedded]) if embedded else self.embedder.passages([])
+        for row, group in zip(rows, embedded):
+            row.append(pack(group[1:]))
         source_ids = [s.id for s in batch]
         self.vectors.replace(ctx.tenant_id, source_ids, ids, vectors, metas)
         self.keywords.replace(ctx.tenant_id, source_ids, docs)

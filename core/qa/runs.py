@@ -7,6 +7,7 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Callable
 
+from core.base.progress import Estimate, duration
 from core.base.store import Store
 from core.channels.turn import Rehearsal, Turns
 from core.qa import records
@@ -29,6 +30,11 @@ class CaseResult:
     latency_ms: int = 0
 
     @property
+    def number(self) -> int:
+        """The case's number in its suite when it ran (``case_id`` is its global id)."""
+        return self.position
+
+    @property
     def paths(self) -> list[str]:
         return list(dict.fromkeys(c["path"] for c in self.citations))
 
@@ -37,7 +43,8 @@ class CaseResult:
         return [c["id"] for c in self.citations]
 
     def as_dict(self) -> dict:
-        return {**asdict(self), "paths": self.paths, "chunk_ids": self.chunk_ids, "expectation": describe(self.case)}
+        return {**asdict(self), "number": self.number, "paths": self.paths, "chunk_ids": self.chunk_ids,
+                "expectation": describe(self.case)}
 
 
 @dataclass
@@ -67,9 +74,35 @@ class Run:
                 "passed": self.passed, "pass_rate": self.pass_rate, "results": [r.as_dict() for r in self.results]}
 
 
+@dataclass(frozen=True)
+class RunProgress:
+    """How far a run has got: reported before each case is asked and once all are done."""
+
+    done: int
+    total: int
+    passed: int
+    question: str  # the case being asked ('' once every case is done)
+    last: CaseResult | None  # the case that just ended
+    elapsed: float  # seconds since the run started
+    seconds_left: float | None  # at the pace of the cases done so far; None before the first ends
+
+    @property
+    def fraction(self) -> float:
+        return self.done / self.total if self.total else 1.0
+
+    def describe(self) -> str:
+        """One line for people: 'Case 3/10 · 1 passed, 1 failed · about 40 s left · asking: ¿…?'."""
+        tally = f"{self.passed} passed, {self.done - self.passed} failed"
+        if not self.question:
+            return f"{self.done}/{self.total} case(s) run · {tally}"
+        left = f" · {duration(self.seconds_left)} left" if self.seconds_left is not None else ""
+        return f"Case {self.done + 1}/{self.total} · {tally}{left} · asking: {self.question[:80]}"
+
+
 @dataclass
 class RunDiff:
-    """What changed between a run and an earlier run of the same suite (cases matched by id)."""
+    """What changed between a run and an earlier run of the same suite (cases matched by id; each entry also has
+    the case's ``number`` in its suite, which people see)."""
 
     run_id: int
     previous_id: int | None
@@ -102,14 +135,16 @@ def run_case(ctx: TenantContext, turns: Turns, agent, case: Case) -> CaseResult:
     final = turns.rehearse(ctx, agent, rehearsal, case.question)
     latency = final.trace.latency_ms if final.trace else None
     citations = [{"id": c["id"], "path": c["path"]} for c in final.citations]
-    passed, detail = evaluate(case, str(final.status), citations, final.trace.as_dict() if final.trace else {})
+    passed, detail = evaluate(case, str(final.status), citations, final.trace.as_dict() if final.trace else {},
+                              final.answer)
     return CaseResult(case.id, case.position, case.line(), str(final.status), passed, detail, final.answer, citations,
                       steps, int(latency if latency is not None else (time.monotonic() - started) * 1000))
 
 
 def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
-              progress: Callable[[int, int, CaseResult], None] | None = None) -> Run:
-    """Run every case of a suite and store the run; ``progress(done, total, result)`` after each case.
+              progress: Callable[[RunProgress], None] | None = None) -> Run:
+    """Run every case of a suite and store the run; ``progress`` gets a :class:`RunProgress` before each case
+    and once all are done.
 
     The agent defaults to the tenant's (``make_agent(rt, ctx=ctx)``: its settings and provider chain)."""
     suite = require_suite(ctx, rt.store, suite_id)
@@ -123,13 +158,20 @@ def run_suite(ctx: TenantContext, rt, suite_id: int | str, *, agent=None,
     started = rt.store.clock.stamp()
     results: list[CaseResult] = []
     providers: dict[str, None] = {}
-    for n, case in enumerate(todo, start=1):
+    estimate = Estimate(rt.store.clock, len(todo))
+
+    def report(question: str) -> None:
+        if progress is not None:
+            progress(RunProgress(len(results), len(todo), sum(r.passed for r in results), question,
+                                 results[-1] if results else None, estimate.elapsed(), estimate.left(len(results))))
+
+    for case in todo:
+        report(case.question)
         result = run_case(ctx, rt.turns, agent, case)
         results.append(result)
         provider = getattr(agent.provider, "name", "")
         providers.setdefault(provider, None)
-        if progress is not None:
-            progress(n, len(todo), result)
+    report("")
     passed = sum(r.passed for r in results)
     with rt.store.write():
         require_suite(ctx, rt.store, suite.id)  # not deleted meanwhile
@@ -179,18 +221,18 @@ def diff_runs(ctx: TenantContext, store: Store, run_id: int, previous_id: int | 
         was = old.get(case_id)
         question = now.case["question"]
         if was is None:
-            diff.new.append({"case_id": case_id, "question": question, "passed": now.passed})
+            diff.new.append({"case_id": case_id, "number": now.number, "question": question, "passed": now.passed})
             continue
         if was.passed != now.passed:
-            diff.changed.append({"case_id": case_id, "question": question, "before": was.passed, "after": now.passed,
-                                 "detail": now.detail})
+            diff.changed.append({"case_id": case_id, "number": now.number, "question": question, "before": was.passed,
+                                 "after": now.passed, "detail": now.detail})
         if set(was.chunk_ids) != set(now.chunk_ids):
             paths = {c["id"]: c["path"] for c in was.citations + now.citations}
             added = [i for i in now.chunk_ids if i not in was.chunk_ids]
             removed = [i for i in was.chunk_ids if i not in now.chunk_ids]
-            diff.cited.append({"case_id": case_id, "question": question, "before": was.chunk_ids,
+            diff.cited.append({"case_id": case_id, "number": now.number, "question": question, "before": was.chunk_ids,
                                "after": now.chunk_ids, "added": [{"id": i, "path": paths[i]} for i in added],
                                "removed": [{"id": i, "path": paths[i]} for i in removed]})
-    diff.gone = [{"case_id": case_id, "question": was.case["question"], "passed": was.passed}
+    diff.gone = [{"case_id": case_id, "number": was.number, "question": was.case["question"], "passed": was.passed}
                  for case_id, was in old.items() if case_id not in new]
     return diff

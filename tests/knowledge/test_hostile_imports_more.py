@@ -234,6 +234,7 @@ def test_names_alike_in_two_unicode_forms_are_explained_and_a_reimport_in_the_ot
 def test_the_admin_apps_folder_upload_imports_a_zip_where_it_lies(runtime, monkeypatch):
     from core.tenancy.context import local_operator
     from core.tenancy.tenants import create_tenant
+    from tests.apptest import settle
     from tests.pages.test_sources import open_page, run
 
     create_tenant(runtime.store, "acme", "Acme")
@@ -244,6 +245,6 @@ def test_the_admin_apps_folder_upload_imports_a_zip_where_it_lies(runtime, monke
         ("kb/manuals/bundle.zip", zip_of({"pack/guide.md": b"# Guide\n\n5 Nm."}), "application/zip"),
     ])
     at.button(key="upload_import").click()
-    run(at)
+    settle(run(at))  # imported in the background
     assert content(ctx, rt, "kb/manuals/pack/guide") == "# Guide\n\n5 Nm."
     assert content(ctx, rt, "kb/intro") == "# Intro\n\nHello."

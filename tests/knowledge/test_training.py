@@ -56,10 +56,10 @@ def test_progress_interrupt_and_resume(ctx, rt):
         calls["n"] += 1
         return calls["n"] > 1
 
-    partial = rt.index.train(ctx, progress=lambda done, total, path: seen.append((done, total)),
-                             should_stop=stop_after_first_batch)
+    partial = rt.index.train(ctx, should_stop=stop_after_first_batch,
+                             progress=lambda step: seen.append((step.sources_done, step.sources_total, step.phase)))
     assert partial.interrupted and len(partial.trained) == 2 and partial.pending == 3
-    assert seen == [(0, 5), (2, 5)]
+    assert seen == [(0, 5, "embedding"), (2, 5, "embedding"), (2, 5, "finishing"), (2, 5, "done")]
     assert counts(rt, ctx)["changed"] == 3
     rest = rt.index.train(ctx)
     assert len(rest.trained) == 3 and not rest.interrupted

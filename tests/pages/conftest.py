@@ -14,3 +14,18 @@ def navigation_as_after_the_first_run(monkeypatch):
         PagesManager.uses_pages_directory = False
 
     monkeypatch.setattr(PagesManager, "__init__", init)
+
+
+@pytest.fixture(autouse=True)
+def held_jobs(monkeypatch):
+    """The background jobs of the pages (``pages.jobs``) in a registry of the test's own, each held until the test
+    calls ``tests.apptest.settle``: the run that starts a job always shows it running, never already ended."""
+    import threading
+
+    from pages import jobs
+
+    registry = jobs.Jobs(hold=threading.Event())
+    monkeypatch.setattr(jobs, "registry", lambda: registry)
+    yield registry
+    registry.hold.set()  # nothing is left waiting on a runtime the test closes
+    registry.wait(60)

@@ -7,6 +7,7 @@ import io
 from core.knowledge import sources
 from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant
+from tests.apptest import settle
 from tests.knowledge.hostile_files import broken_docx, write_zip
 from tests.pages.test_sources import open_page, run
 
@@ -25,7 +26,7 @@ def test_a_hostile_zip_upload_is_reported_member_by_member(runtime, monkeypatch)
     at = open_page(runtime, monkeypatch)
     at.file_uploader(key="upload_files_0").set_value(("kb.zip", archive.getvalue(), "application/zip"))
     at.button(key="upload_import").click()
-    run(at)
+    settle(run(at))  # imported in the background
     assert sources.get(ctx, runtime.store, "kb/guide").content == "# Guide\n\nTighten the bolts to 5 Nm."
     assert [s.title for s in sources.list_sources(ctx, runtime.store, "kb/faq")] == ["Open on Sunday?"]
     errors = [e.value for e in at.error]
