@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+from dataclasses import replace
 
 import uvicorn
 
@@ -15,8 +16,10 @@ def main() -> int:
     except ConfigError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"Cobertura public endpoint on http://{settings.api_host}:{settings.api_port}  "
-          "(demo: /demo, API schema: /openapi.json)", file=sys.stderr)
+    listening = replace(settings, public_url="").endpoint_url
+    public = settings.endpoint_url
+    print(f"Cobertura public endpoint on {listening}" + (f", reached at {public}" if public != listening else "")
+          + f"  (demo: {public}/demo, API schema: {public}/openapi.json)", file=sys.stderr)
     uvicorn.run(create_app(settings), host=settings.api_host, port=settings.api_port, log_level="info",
                 timeout_graceful_shutdown=5)
     return 0

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse
@@ -46,5 +47,7 @@ def demo(request: Request) -> HTMLResponse:
         raise ApiError(404, "no_demo", f"There is no tenant '{slug}' to demo; run `python -m core init` or set "
                        "COBERTURA_DEMO_TENANT to one of your tenants.") from None
     key = site_keys.ensure(ctx, state.rt.store).public_key
-    page = (WIDGET_DIR / "demo.html").read_text(encoding="utf-8").replace("{{SITE_KEY}}", key)
+    public = state.settings.public_url
+    api = public if urlsplit(public).path.strip("/") else ""  # under a proxy's path: the widget must be told where
+    page = (WIDGET_DIR / "demo.html").read_text(encoding="utf-8").replace("{{SITE_KEY}}", key).replace("{{API}}", api)
     return HTMLResponse(page, headers={"Cache-Control": "no-store"})

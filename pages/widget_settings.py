@@ -4,6 +4,7 @@ handoff webhook URL."""
 from __future__ import annotations
 
 from datetime import datetime, timezone
+from urllib.parse import urlsplit
 
 import streamlit as st
 
@@ -23,13 +24,20 @@ def when(iso: str) -> str:
 
 
 def endpoint_base(process) -> str:
-    """The public endpoint's address as this process's settings give it (COBERTURA_API_HOST/PORT)."""
-    host = process.api_host
-    if host in ("0.0.0.0", "::", ""):
-        host = "YOUR-SERVER"  # listening everywhere: only the admin knows the name customers reach it by
-    elif ":" in host:
-        host = f"[{host}]"
-    return f"http://{host}:{process.api_port}"
+    """The public endpoint's address: COBERTURA_PUBLIC_URL, else as COBERTURA_API_HOST/PORT give it."""
+    if process.public_url:
+        return process.public_url
+    if process.api_host in ("0.0.0.0", "::", ""):
+        # listening everywhere: only the admin knows the name customers reach it by
+        return f"http://YOUR-SERVER:{process.api_port}"
+    return process.endpoint_url
+
+
+def script_tag(base: str, site_key: str, extra: str = "") -> str:
+    """The widget's tag. An endpoint under a path (a proxy's /chat) is named in data-api: the widget otherwise
+    talks to the origin its script came from."""
+    api = f' data-api="{base}"' if urlsplit(base).path.strip("/") else ""
+    return f'<script src="{base}/widget.js" data-site-key="{site_key}"{api}{extra} defer></script>'
 
 
 def confirmed(name: str, ask: str, warning: str, yes: str) -> bool:
@@ -64,18 +72,20 @@ def website_widget(rt: Runtime, ctx: TenantContext, current: TenantSettings) -> 
 
 def site_key_section(rt: Runtime, ctx: TenantContext, keys, base: str) -> None:
     """The snippet with the public site key, where it points, and rotating the key."""
-    snippet = f'<script src="{base}/widget.js" data-site-key="{keys.public_key}" defer></script>'
+    snippet = script_tag(base, keys.public_key)
     st.markdown("**Put the chat on your website**")
     st.caption("Paste this tag before `</body>` on every page that should show the chat. The site key is public: it "
                "only says which tenant the visitors talk to.")
     st.code(snippet, language="html", wrap_lines=True)
     notes = [f"Site key in use since {when(keys.key_rotated_at)}."]
-    if base.startswith("http://YOUR-SERVER"):
+    if rt.settings.public_url:
+        notes.append(f"The address is the endpoint's public URL, {base} (COBERTURA_PUBLIC_URL).")
+    elif base.startswith("http://YOUR-SERVER"):
         notes.append("The endpoint listens on every address (COBERTURA_API_HOST): replace YOUR-SERVER with the name "
-                     "your customers reach it by.")
+                     "your customers reach it by, or set COBERTURA_PUBLIC_URL to it.")
     else:
         notes.append(f"The address is the public endpoint's (`python -m api`, COBERTURA_API_HOST/PORT: {base}); behind "
-                     "a proxy or HTTPS, use the address your customers reach.")
+                     "a proxy or HTTPS, set COBERTURA_PUBLIC_URL to the address your customers reach.")
     st.caption(" ".join(notes))
     if confirmed("rotate_key", "Rotate site key…",
                  "**Rotate the site key?** The snippet on your site stops working at once: the chat there fails "
@@ -114,8 +124,7 @@ def identified_customers_help(keys, base: str) -> None:
             "signed with the secret above, with `sub` = your customer id and `exp` = its expiry (seconds since 1970, "
             f"at most {site_keys.MAX_TOKEN_LIFETIME // 86400} days ahead). The agent then answers on the `identified` "
             "channel, and a conversation it cannot resolve is handed to your team (the Inbox).")
-        st.code(f'<script src="{base}/widget.js" data-site-key="{keys.public_key}"\n'
-                '        data-customer-token="TOKEN_FROM_YOUR_BACKEND" defer></script>',
+        st.code(script_tag(base, keys.public_key, '\n        data-customer-token="TOKEN_FROM_YOUR_BACKEND"'),
                 language="html", wrap_lines=True)
         st.code('import os, time\n'
                 'import jwt  # pip install PyJWT\n\n'

@@ -3,6 +3,9 @@
  * Embed:
  *   <script src="https://HOST/widget.js" data-site-key="pk_..." defer></script>
  * Optional attributes: data-api, data-customer-token, data-title, data-lang (es|pt|en), data-accent.
+ * Labels follow the language of the last answer (done.language), before the first one the page's (data-lang,
+ * <html lang>, the browser's). An answer's text streams as plain text and is then shown from its `rendered` HTML,
+ * copied into the page through an allowlist of tags (never inserted as it came).
  *
  * Public API (the only global): window.Cobertura = { open(), close(), toggle(), ask(text), reset(), ... }
  */
@@ -39,12 +42,14 @@
     }
     return base.replace(/\/+$/, "");
   })();
-  var LANG = (function () {
-    // the host page's language first (a Spanish shop gets a Spanish widget), then the browser's
-    var raw = (attr("data-lang", "") || document.documentElement.lang || navigator.language || "en").toLowerCase().slice(0, 2);
+  /** One of the languages the widget speaks (those the product writes its messages in); English otherwise. */
+  function speaks(code) {
+    var raw = String(code || "").toLowerCase().slice(0, 2);
     return raw === "es" || raw === "pt" || raw === "en" ? raw : "en";
-  })();
-  var TITLE = attr("data-title", { es: "Ayuda", pt: "Ajuda", en: "Help" }[LANG]);
+  }
+  // the host page's language first (a Spanish shop gets a Spanish widget), then the browser's
+  var LANG = speaks(attr("data-lang", "") || document.documentElement.lang || navigator.language || "en");
+  var TITLE = attr("data-title", ""); // empty: the localized "Help"
   var ACCENT = (function () {
     var v = attr("data-accent", "#2563eb");
     var ok = !/[;{}<>\\"'`]/.test(v) && (!window.CSS || !CSS.supports || CSS.supports("color", v));
@@ -53,7 +58,7 @@
 
   var STRINGS = {
     es: {
-      open: "Abrir el chat de ayuda", close: "Cerrar", placeholder: "Escribe tu pregunta…", send: "Enviar",
+      title: "Ayuda", open: "Abrir el chat de ayuda", close: "Cerrar", placeholder: "Escribe tu pregunta…", send: "Enviar",
       inputLabel: "Tu mensaje", messages: "Conversación", thinking: "Escribiendo…", searching: "Buscando en la ayuda…",
       truncated: "La respuesta se cortó y puede estar incompleta.", approve: "Aprobar", reject: "Rechazar",
       staff: "Persona del equipo", retry: "Reintentar", network: "No se pudo conectar. Revisa tu conexión e inténtalo de nuevo.",
@@ -61,10 +66,13 @@
       you: "Tú", assistant: "Asistente", newMessage: "Nuevo mensaje", goTo: "Ver en la página",
       tooLong: "El mensaje es demasiado largo.", rateLimited: "Demasiados mensajes seguidos. Espera un momento.",
       badKey: "El chat no está disponible en este sitio.", sent: "Hecho.",
-      handoffNote: "Una persona del equipo te responderá aquí: mantén esta página abierta."
+      handoffNote: "Una persona del equipo te responderá aquí: mantén esta página abierta.",
+      feedbackAsk: "¿Te ha servido esta respuesta?", feedbackUp: "Sí, me ha servido", feedbackDown: "No me ha servido",
+      feedbackReason: "¿Qué faltaba o estaba mal? (opcional)", feedbackSend: "Enviar opinión",
+      feedbackThanks: "Gracias por tu opinión."
     },
     pt: {
-      open: "Abrir o chat de ajuda", close: "Fechar", placeholder: "Escreva a sua pergunta…", send: "Enviar",
+      title: "Ajuda", open: "Abrir o chat de ajuda", close: "Fechar", placeholder: "Escreva a sua pergunta…", send: "Enviar",
       inputLabel: "A sua mensagem", messages: "Conversa", thinking: "A escrever…", searching: "A pesquisar na ajuda…",
       truncated: "A resposta foi cortada e pode estar incompleta.", approve: "Aprovar", reject: "Rejeitar",
       staff: "Pessoa da equipa", retry: "Tentar novamente", network: "Não foi possível ligar. Verifique a ligação e tente novamente.",
@@ -72,10 +80,13 @@
       you: "Você", assistant: "Assistente", newMessage: "Nova mensagem", goTo: "Ver na página",
       tooLong: "A mensagem é demasiado longa.", rateLimited: "Demasiadas mensagens seguidas. Aguarde um momento.",
       badKey: "O chat não está disponível neste site.", sent: "Feito.",
-      handoffNote: "Uma pessoa da equipa vai responder aqui: mantenha esta página aberta."
+      handoffNote: "Uma pessoa da equipa vai responder aqui: mantenha esta página aberta.",
+      feedbackAsk: "Esta resposta foi útil?", feedbackUp: "Sim, foi útil", feedbackDown: "Não foi útil",
+      feedbackReason: "O que faltou ou estava errado? (opcional)", feedbackSend: "Enviar opinião",
+      feedbackThanks: "Obrigado pela sua opinião."
     },
     en: {
-      open: "Open the help chat", close: "Close", placeholder: "Type your question…", send: "Send",
+      title: "Help", open: "Open the help chat", close: "Close", placeholder: "Type your question…", send: "Send",
       inputLabel: "Your message", messages: "Conversation", thinking: "Typing…", searching: "Searching the help center…",
       truncated: "The answer was cut off and may be incomplete.", approve: "Approve", reject: "Reject",
       staff: "Team member", retry: "Retry", network: "Could not connect. Check your connection and try again.",
@@ -83,10 +94,14 @@
       you: "You", assistant: "Assistant", newMessage: "New message", goTo: "Show on the page",
       tooLong: "The message is too long.", rateLimited: "Too many messages in a row. Please wait a moment.",
       badKey: "The chat is not available on this site.", sent: "Done.",
-      handoffNote: "A person from the team will reply here: keep this page open."
+      handoffNote: "A person from the team will reply here: keep this page open.",
+      feedbackAsk: "Was this answer helpful?", feedbackUp: "Yes, this helped", feedbackDown: "No, this did not help",
+      feedbackReason: "What was missing or wrong? (optional)", feedbackSend: "Send feedback",
+      feedbackThanks: "Thank you for your feedback."
     }
   };
-  var T = STRINGS[LANG];
+  var T = STRINGS[LANG]; // the strings of the widget's current language (view.lang); setLanguage() changes both
+  var FEEDBACK_REASON_MAX = 500;
 
   var POLL_MS = 10000;
   var IDLE_TIMEOUT_MS = 120000; // no bytes at all (not even a keep-alive comment) for this long: treat as cut
@@ -105,6 +120,40 @@
     if (text != null) node.textContent = String(text);
     return node;
   }
+  // ---------------------------------------------------------------- labels in the visitor's language
+
+  var view = { lang: LANG, labels: [] }; // the panel's own labels; each Turn keeps its own (its answer's language)
+
+  /** Show `key` of the scope's strings on `node` (`how`: "text" or an attribute name), now and again whenever the
+   *  scope's language changes; `key` may be a function of the strings, for a label made of several parts. */
+  function label(scope, node, how, key) {
+    var entry = { node: node, how: how, key: key };
+    scope.labels.push(entry);
+    applyLabel(entry, STRINGS[scope.lang]);
+    return node;
+  }
+  function applyLabel(entry, strings) {
+    var value = typeof entry.key === "function" ? entry.key(strings) : strings[entry.key];
+    if (entry.how === "text") entry.node.textContent = value;
+    else entry.node.setAttribute(entry.how, value);
+  }
+  /** Switch a scope (the panel or a turn) to another language; false when it already speaks it. */
+  function relabel(scope, code) {
+    code = speaks(code);
+    if (code === scope.lang) return false;
+    scope.lang = code;
+    var strings = STRINGS[code];
+    scope.labels.forEach(function (entry) { applyLabel(entry, strings); });
+    return true;
+  }
+  /** An answer's language is known: the panel (title, placeholder, send, …) and the turns to come speak it. */
+  function setLanguage(code) {
+    if (!relabel(view, code)) return;
+    T = STRINGS[view.lang];
+    if (ui.root) ui.root.setAttribute("lang", view.lang);
+    if (ui.panel) bubbleLabel();
+  }
+
   function svg(markup) { // constant, trusted icon markup only
     var wrap = document.createElement("span");
     wrap.className = "cob-icon";
@@ -114,6 +163,10 @@
   }
   var ICON_CHAT = '<svg viewBox="0 0 24 24" width="26" height="26" fill="none" stroke="currentColor" stroke-width="2" stroke-linecap="round" stroke-linejoin="round"><path d="M21 12a8 8 0 0 1-11.6 7.1L4 20.5l1.4-4.9A8 8 0 1 1 21 12z"/></svg>';
   var ICON_X = '<svg viewBox="0 0 24 24" width="22" height="22" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round"><path d="M6 6l12 12M18 6L6 18"/></svg>';
+  // 👍 / 👎 as drawn icons: an emoji depends on the visitor's fonts (a box on a system without an emoji font)
+  var THUMB = '<path d="M3 10h4v10H3z"/><path d="M7 10l4-7c1.5 0 2.6 1.1 2.6 2.6V9h5a2 2 0 0 1 2 2.3l-1.2 6.9A2.2 2.2 0 0 1 17.2 20H7"/>';
+  var ICON_UP = '<svg viewBox="0 0 24 24" width="17" height="17" fill="none" stroke="currentColor" stroke-width="1.9" stroke-linecap="round" stroke-linejoin="round">' + THUMB + '</svg>';
+  var ICON_DOWN = '<svg viewBox="0 0 24 24" width="17" height="17" fill="none" stroke="currentColor" stroke-width="1.9" stroke-linecap="round" stroke-linejoin="round"><g transform="rotate(180 12 12)">' + THUMB + '</g></svg>';
   var ICON_SEND = '<svg viewBox="0 0 24 24" width="20" height="20" fill="none" stroke="currentColor" stroke-width="2.2" stroke-linecap="round" stroke-linejoin="round"><path d="M5 12h13M12 5l7 7-7 7"/></svg>';
 
   /** Append text to `parent` as text nodes, newlines as <br>. Never HTML. */
@@ -132,6 +185,55 @@
       var u = new URL(url, API + "/");
       return u.protocol === "http:" || u.protocol === "https:" ? u.href : "";
     } catch (e) { return ""; }
+  }
+
+  // ---------------------------------------------------------------- the rendered answer, copied through an allowlist
+
+  /** The tags api/render.py writes; nothing else is ever created from an answer's HTML. */
+  var SAFE_TAGS = { P: 1, BR: 1, STRONG: 1, EM: 1, CODE: 1, PRE: 1, UL: 1, OL: 1, LI: 1, A: 1 };
+
+  /** An absolute http(s) URL with a host, or a mailto: address; "" for anything else (relative, javascript:, …). */
+  function linkUrl(href) {
+    if (!href || typeof href !== "string") return "";
+    var u;
+    try { u = new URL(href); } catch (e) { return ""; } // no base: a relative link does not parse
+    if ((u.protocol === "http:" || u.protocol === "https:") && u.hostname) return u.href;
+    return u.protocol === "mailto:" && u.pathname.indexOf("@") > 0 ? u.href : "";
+  }
+
+  /** The answer's HTML parsed into an inert document (nothing in it runs or loads); null where that is not possible. */
+  function parseHtml(html) {
+    if (typeof DOMParser !== "function") return null;
+    try { return new DOMParser().parseFromString("<!doctype html><body>" + html, "text/html").body; } catch (e) { return null; }
+  }
+
+  /** Copy `src`'s content into `dst`, building every element anew: an allowed tag without its attributes (a link
+   *  keeps its checked href, an ordered list a numeric start), any other element only its text. Text goes through
+   *  `onText(parent, text, plain)`; `plain` inside code and links, where no citation marker is turned into a button. */
+  function copySafe(src, dst, onText, plain) {
+    for (var n = src.firstChild; n; n = n.nextSibling) {
+      if (n.nodeType === 3) { onText(dst, n.nodeValue, !!plain); continue; }
+      if (n.nodeType !== 1) continue; // comments and the like
+      var tag = String(n.tagName).toUpperCase();
+      var href = tag === "A" ? linkUrl(n.getAttribute("href")) : "";
+      if (!SAFE_TAGS.hasOwnProperty(tag) || (tag === "A" && !href)) { copySafe(n, dst, onText, plain); continue; }
+      var copy = document.createElement(tag.toLowerCase());
+      if (href) {
+        copy.href = href;
+        copy.target = "_blank";
+        copy.rel = "nofollow noopener noreferrer";
+      }
+      var start = tag === "OL" ? n.getAttribute("start") || "" : "";
+      if (/^\d{1,9}$/.test(start)) copy.setAttribute("start", start);
+      dst.appendChild(copy);
+      copySafe(n, copy, onText, plain || tag === "CODE" || tag === "PRE" || tag === "A");
+    }
+  }
+
+  /** `done.turn_id` as a whole number, or null. */
+  function turnIdOf(value) {
+    if (typeof value === "number") return value >= 0 && value % 1 === 0 ? value : null;
+    return typeof value === "string" && /^\d{1,15}$/.test(value) ? Number(value) : null;
   }
 
   function toRgba(color, alpha) {
@@ -256,6 +358,31 @@
       ".cob-root .cob-partial-note{display:block;margin:0 0 7px;padding:5px 9px;border-radius:8px;background:#fffbeb;color:#92400e;border:1px solid #fde68a;font-size:12.5px;font-weight:600;line-height:1.4;}",
       ".cob-root .cob-partial-note::before{content:'\\25D0';margin-right:6px;font-weight:400;}",
       ".cob-root .cob-label{font-size:11.5px;color:#9a3412;font-weight:600;padding-left:4px;}",
+      // the rendered answer (api/render.py): compact blocks that fit a chat bubble
+      ".cob-root .cob-body p,.cob-root .cob-body ul,.cob-root .cob-body ol,.cob-root .cob-body pre{margin:0;}",
+      ".cob-root .cob-body > * + p,.cob-root .cob-body > * + ul,.cob-root .cob-body > * + ol,.cob-root .cob-body > * + pre{margin-top:8px;}",
+      ".cob-root .cob-body ul,.cob-root .cob-body ol{padding-left:20px;}",
+      ".cob-root .cob-body li + li{margin-top:2px;}",
+      ".cob-root .cob-body strong{font-weight:650;}",
+      ".cob-root .cob-body code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,'Liberation Mono',monospace;font-size:12.5px;background:#f3f4f6;border:1px solid #e5e7eb;border-radius:5px;padding:0 4px;}",
+      ".cob-root .cob-body pre{background:#f3f4f6;border:1px solid #e5e7eb;border-radius:8px;padding:8px 10px;overflow-x:auto;white-space:pre;}",
+      ".cob-root .cob-body pre code{background:none;border:0;padding:0;font-size:12.5px;}",
+      ".cob-root .cob-body a:not(.cob-cite){color:var(--cob-accent);text-decoration:underline;}",
+      ".cob-root .cob-feedback{display:flex;flex-direction:column;gap:6px;font-size:12.5px;color:#6b7280;padding:0 4px;width:100%;}",
+      ".cob-root .cob-feedback-row{display:flex;align-items:center;gap:6px;flex-wrap:wrap;}",
+      ".cob-root .cob-rate{border:1px solid #e5e7eb;background:#fff;color:#4b5563;border-radius:8px;width:32px;height:28px;padding:0;display:inline-flex;align-items:center;justify-content:center;cursor:pointer;}",
+      ".cob-root .cob-rate:hover:not(:disabled){color:var(--cob-accent);}",
+      ".cob-root .cob-rate:hover:not(:disabled){background:var(--cob-accent-soft);border-color:var(--cob-ring);}",
+      ".cob-root .cob-rate[aria-pressed=true]{background:var(--cob-accent-soft);border-color:var(--cob-accent);color:var(--cob-accent);}",
+      ".cob-root .cob-rate:disabled{cursor:default;opacity:.6;}",
+      ".cob-root .cob-rate[aria-pressed=true]:disabled{opacity:1;}",
+      ".cob-root .cob-rate:focus-visible{outline:3px solid var(--cob-ring);outline-offset:2px;}",
+      ".cob-root .cob-feedback-form{display:flex;flex-direction:column;gap:6px;align-items:flex-start;}",
+      ".cob-root .cob-feedback-form[hidden]{display:none;}",
+      ".cob-root .cob-feedback-reason{width:100%;resize:vertical;min-height:52px;border:1px solid #d1d5db;border-radius:8px;padding:6px 9px;font-size:13px;background:#fff;color:#111827;outline:none;}",
+      ".cob-root .cob-feedback-reason:focus{border-color:var(--cob-accent);box-shadow:0 0 0 3px var(--cob-accent-soft);}",
+      ".cob-root .cob-feedback-result:empty{display:none;}",
+      ".cob-root .cob-feedback-result.cob-error{color:#991b1b;}",
       ".cob-root .cob-label time{font-weight:400;color:#6b7280;margin-left:6px;}",
       ".cob-root .cob-cite{display:inline-flex;align-items:center;justify-content:center;min-width:18px;height:18px;padding:0 5px;margin:0 1px;border-radius:9px;border:0;background:var(--cob-accent-soft);color:var(--cob-accent);font-size:11px;font-weight:700;line-height:1;text-decoration:none;vertical-align:2px;cursor:pointer;}",
       ".cob-root .cob-cite:hover{background:var(--cob-accent);color:#fff;}",
@@ -343,7 +470,7 @@
     injectStyles();
     var root = el("div", "cob-root");
     root.id = "cob-root";
-    root.setAttribute("lang", LANG);
+    root.setAttribute("lang", view.lang);
 
     var panel = el("div", "cob-panel");
     panel.id = "cob-panel";
@@ -353,13 +480,13 @@
     panel.setAttribute("aria-labelledby", "cob-title");
 
     var header = el("div", "cob-header");
-    var title = el("h2", "cob-title", TITLE);
+    var title = label(view, el("h2", "cob-title"), "text", function (s) { return TITLE || s.title; });
     title.id = "cob-title";
     var closeBtn = el("button", "cob-iconbtn cob-close");
     closeBtn.type = "button";
     closeBtn.id = "cob-close";
-    closeBtn.setAttribute("aria-label", T.close);
-    closeBtn.title = T.close;
+    label(view, closeBtn, "aria-label", "close");
+    label(view, closeBtn, "title", "close");
     closeBtn.appendChild(svg(ICON_X));
     header.appendChild(title);
     header.appendChild(closeBtn);
@@ -368,29 +495,29 @@
     list.id = "cob-messages";
     list.setAttribute("aria-live", "polite");
     list.setAttribute("aria-relevant", "additions text");
-    list.setAttribute("aria-label", T.messages);
+    label(view, list, "aria-label", "messages");
     list.setAttribute("tabindex", "0");
-    var empty = el("p", "cob-empty", T.empty);
+    var empty = label(view, el("p", "cob-empty"), "text", "empty");
     list.appendChild(empty);
 
     var composer = el("form", "cob-composer");
     composer.setAttribute("novalidate", "");
-    var label = el("label", "cob-sr", T.inputLabel);
-    label.setAttribute("for", "cob-input");
+    var inputLabel = label(view, el("label", "cob-sr"), "text", "inputLabel");
+    inputLabel.setAttribute("for", "cob-input");
     var input = el("textarea", "cob-input");
     input.id = "cob-input";
     input.setAttribute("maxlength", "2000"); // the endpoint's limit per message
     input.rows = 1;
-    input.placeholder = T.placeholder;
+    label(view, input, "placeholder", "placeholder");
     input.setAttribute("autocomplete", "off");
     var send = el("button", "cob-send");
     send.type = "submit";
     send.id = "cob-send";
-    send.setAttribute("aria-label", T.send);
-    send.title = T.send;
+    label(view, send, "aria-label", "send");
+    label(view, send, "title", "send");
     send.appendChild(svg(ICON_SEND));
-    send.appendChild(el("span", "cob-sr", T.send));
-    composer.appendChild(label);
+    send.appendChild(label(view, el("span", "cob-sr"), "text", "send"));
+    composer.appendChild(inputLabel);
     composer.appendChild(input);
     composer.appendChild(send);
 
@@ -404,13 +531,13 @@
     bubble.setAttribute("aria-label", T.open);
     bubble.setAttribute("aria-controls", "cob-panel");
     bubble.setAttribute("aria-expanded", "false");
-    bubble.title = T.open;
+    bubble.title = T.open; // open() and close() switch it (bubbleLabel)
     var iconChat = svg(ICON_CHAT);
     var iconX = svg(ICON_X);
     iconX.style.display = "none";
     var badge = el("span", "cob-badge");
     badge.hidden = true;
-    badge.setAttribute("aria-label", T.newMessage);
+    label(view, badge, "aria-label", "newMessage");
     bubble.appendChild(iconChat);
     bubble.appendChild(iconX);
     bubble.appendChild(badge);
@@ -461,8 +588,7 @@
     ui.panel.hidden = false;
     ui.root.classList.add("cob-open");
     ui.bubble.setAttribute("aria-expanded", "true");
-    ui.bubble.setAttribute("aria-label", T.close);
-    ui.bubble.title = T.close;
+    bubbleLabel();
     ui.iconChat.style.display = "none";
     ui.iconX.style.display = "";
     ui.badge.hidden = true;
@@ -475,11 +601,17 @@
     ui.panel.hidden = true;
     ui.root.classList.remove("cob-open");
     ui.bubble.setAttribute("aria-expanded", "false");
-    ui.bubble.setAttribute("aria-label", T.open);
-    ui.bubble.title = T.open;
+    bubbleLabel();
     ui.iconChat.style.display = "";
     ui.iconX.style.display = "none";
     if (hadFocus) ui.bubble.focus();
+  }
+
+  /** The bubble says what a click does: open the panel, or close it. */
+  function bubbleLabel() {
+    var text = ui.panel.hidden ? T.open : T.close;
+    ui.bubble.setAttribute("aria-label", text);
+    ui.bubble.title = text;
   }
 
   function nearBottom() {
@@ -531,8 +663,13 @@
     this.handoff = false;
     this.status = null;
     this.missing = null; // a partial answer: what the material does not mention (from `done`)
+    this.html = ""; // the whole answer as HTML (the `rendered` event), shown in place of the streamed text
+    this.lang = view.lang; // the panel's language until `done` says the answer's
+    this.labels = [];
+    this.searching = false;
     this.node = el("div", "cob-msg cob-assistant");
-    this.node.setAttribute("aria-label", T.assistant);
+    this.node.setAttribute("lang", this.lang);
+    label(this, this.node, "aria-label", "assistant");
     this.node.setAttribute("aria-busy", "true");
     this.body = el("div", "cob-body");
     this.typing = el("div", "cob-typing");
@@ -540,23 +677,39 @@
     dots.appendChild(el("i"));
     dots.appendChild(el("i"));
     dots.appendChild(el("i"));
-    this.typingLabel = el("span", "cob-typing-label", T.thinking);
+    this.typingLabel = label(this, el("span", "cob-typing-label"), "text", function (s) {
+      return self.searching ? s.searching : s.thinking;
+    });
     this.typing.appendChild(dots);
     this.typing.appendChild(this.typingLabel);
     this.sources = null;
     this.slotSections = el("div", "cob-chips cob-sections");
     this.slotWidgets = el("div", "cob-widgets");
     this.slotNotices = el("div", "cob-notices");
+    this.slotFeedback = el("div", "cob-feedback-slot");
     this.slotFollowups = el("div", "cob-chips cob-followups");
-    [this.body, this.typing, this.slotSections, this.slotWidgets, this.slotNotices, this.slotFollowups].forEach(function (n) {
+    [this.body, this.typing, this.slotSections, this.slotWidgets, this.slotNotices, this.slotFeedback,
+      this.slotFollowups].forEach(function (n) {
       self.node.appendChild(n);
     });
     this.tidy();
     addToList(this.node);
   }
 
+  /** The strings of this turn's language. */
+  Turn.prototype.t = function () { return STRINGS[this.lang]; };
+
+  /** The answer's language is known: this turn's labels and, from now on, the panel's speak it. */
+  Turn.prototype.speak = function (code) {
+    if (relabel(this, code)) {
+      this.node.setAttribute("lang", this.lang);
+      if (this.text) this.render(); // the markers' labels
+    }
+    setLanguage(code);
+  };
+
   Turn.prototype.tidy = function () {
-    [this.slotSections, this.slotWidgets, this.slotNotices, this.slotFollowups].forEach(function (s) {
+    [this.slotSections, this.slotWidgets, this.slotNotices, this.slotFeedback, this.slotFollowups].forEach(function (s) {
       s.style.display = s.childNodes.length ? "" : "none";
     });
     this.slotWidgets.style.width = this.slotWidgets.childNodes.length ? "100%" : "";
@@ -571,35 +724,74 @@
     return null;
   };
 
-  /** Re-render the whole body from the accumulated text (markers may be split across deltas). */
+  /** Re-render the whole body: from the rendered HTML once it came, before that from the accumulated text
+   *  (markers may be split across deltas). */
   Turn.prototype.render = function () {
     var self = this;
     var body = this.body;
     mutate(function () {
       while (body.firstChild) body.removeChild(body.firstChild);
-      var text = self.text;
-      var cut = self.missing ? text.search(/\n[ \t]*\n/) : -1;
-      if (cut > 0) { // a partial answer's first paragraph says what the material does not mention
-        var note = el("span", "cob-partial-note");
-        note.setAttribute("role", "note");
-        appendText(note, text.slice(0, cut));
-        body.appendChild(note);
-        text = text.slice(cut).replace(/^\s+/, "");
-      }
-      var re = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
-      var last = 0;
-      var m;
-      while ((m = re.exec(text))) {
-        var nums = m[1].split(/\s*,\s*/);
-        var known = nums.every(function (n) { return self.citation(n); });
-        if (!known) continue; // not one of our sources: leave the text as written
-        appendText(body, text.slice(last, m.index));
-        nums.forEach(function (n) { body.appendChild(self.citeNode(self.citation(n))); });
-        last = m.index + m[0].length;
-      }
-      appendText(body, text.slice(last));
+      var parsed = self.html ? parseHtml(self.html) : null;
+      if (parsed) self.renderHtml(body, parsed);
+      else self.renderText(body, self.text);
+      body.setAttribute("data-rendered", parsed ? "html" : "text");
       if (self.text && self.citations.length && !self.sources) self.buildSources();
     });
+  };
+
+  function partialNote() {
+    var note = el("span", "cob-partial-note");
+    note.setAttribute("role", "note");
+    return note;
+  }
+
+  Turn.prototype.renderText = function (body, text) {
+    var cut = this.missing ? text.search(/\n[ \t]*\n/) : -1;
+    if (cut > 0) { // a partial answer's first paragraph says what the material does not mention
+      var note = partialNote();
+      appendText(note, text.slice(0, cut));
+      body.appendChild(note);
+      text = text.slice(cut).replace(/^\s+/, "");
+    }
+    this.cited(body, text, true);
+  };
+
+  Turn.prototype.renderHtml = function (body, parsed) {
+    var self = this;
+    var blocks = [];
+    for (var n = parsed.firstChild; n; n = n.nextSibling) if (n.nodeType === 1) blocks.push(n);
+    var first = blocks[0];
+    if (this.missing && blocks.length > 1 && first.tagName === "P") { // the partial answer's preface, as a notice
+      var note = partialNote();
+      copySafe(first, note, function (parent, text) { parent.appendChild(document.createTextNode(text)); });
+      body.appendChild(note);
+      parsed.removeChild(first);
+    }
+    copySafe(parsed, body, function (parent, text, plain) {
+      if (plain) parent.appendChild(document.createTextNode(text));
+      else self.cited(parent, text, false);
+    });
+  };
+
+  /** Append `text`, its known citation markers ([1], [1, 2]) as source buttons; newlines as <br> when `breaks`. */
+  Turn.prototype.cited = function (parent, text, breaks) {
+    var self = this;
+    function put(piece) {
+      if (breaks) appendText(parent, piece);
+      else if (piece) parent.appendChild(document.createTextNode(piece));
+    }
+    var re = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
+    var last = 0;
+    var m;
+    while ((m = re.exec(text))) {
+      var nums = m[1].split(/\s*,\s*/);
+      var known = nums.every(function (n) { return self.citation(n); });
+      if (!known) continue; // not one of our sources: leave the text as written
+      put(text.slice(last, m.index));
+      nums.forEach(function (n) { parent.appendChild(self.citeNode(self.citation(n))); });
+      last = m.index + m[0].length;
+    }
+    put(text.slice(last));
   };
 
   Turn.prototype.citeNode = function (c) {
@@ -615,7 +807,7 @@
     }
     var tip = (c.title || "") + (c.path ? " — " + c.path : "");
     node.title = tip || String(c.n);
-    node.setAttribute("aria-label", T.sources + " " + c.n + (tip ? ": " + tip : ""));
+    node.setAttribute("aria-label", this.t().sources + " " + c.n + (tip ? ": " + tip : ""));
     node.setAttribute("data-n", String(c.n));
     node.addEventListener("click", function (e) {
       if (!url) e.preventDefault();
@@ -627,7 +819,8 @@
   Turn.prototype.buildSources = function () {
     var self = this;
     var box = el("div", "cob-sources");
-    var toggle = el("button", "cob-sources-toggle", T.sources + " (" + this.citations.length + ")");
+    var count = this.citations.length;
+    var toggle = label(this, el("button", "cob-sources-toggle"), "text", function (s) { return s.sources + " (" + count + ")"; });
     toggle.type = "button";
     toggle.setAttribute("aria-expanded", "false");
     var ol = el("ol");
@@ -691,7 +884,7 @@
     highlight(target);
     var chip = el("button", "cob-chip cob-section-chip", "📍 " + (description || id));
     chip.type = "button";
-    chip.title = T.goTo;
+    label(this, chip, "title", "goTo");
     chip.setAttribute("data-section", id);
     chip.addEventListener("click", function () {
       var t = document.getElementById(id);
@@ -743,11 +936,13 @@
     }
     if (card.expires_at) {
       var d = new Date(card.expires_at);
-      box.appendChild(el("div", "cob-card-expires", T.expires + ": " + (isNaN(d) ? String(card.expires_at) : d.toLocaleString(LANG))));
+      box.appendChild(label(this, el("div", "cob-card-expires"), "text", function (s) {
+        return s.expires + ": " + (isNaN(d) ? String(card.expires_at) : d.toLocaleString(self.lang));
+      }));
     }
     var actions = el("div", "cob-card-actions");
-    var approve = el("button", "cob-btn cob-btn-primary cob-approve", T.approve);
-    var reject = el("button", "cob-btn cob-reject", T.reject);
+    var approve = label(this, el("button", "cob-btn cob-btn-primary cob-approve"), "text", "approve");
+    var reject = label(this, el("button", "cob-btn cob-reject"), "text", "reject");
     approve.type = reject.type = "button";
     actions.appendChild(approve);
     actions.appendChild(reject);
@@ -763,9 +958,9 @@
         method: "POST", headers: headers(true), body: "{}", credentials: "omit"
       }).then(function (res) {
         if (!res.ok) return errorFromResponse(res).then(function (err) { return { error: err.message }; });
-        return res.json().then(function (j) { return { ok: (j && typeof j.message === "string" && j.message) || T.sent }; },
-          function () { return { ok: T.sent }; });
-      }, function () { return { error: T.network }; }).then(function (r) {
+        return res.json().then(function (j) { return { ok: (j && typeof j.message === "string" && j.message) || self.t().sent }; },
+          function () { return { ok: self.t().sent }; });
+      }, function () { return { error: self.t().network }; }).then(function (r) {
         mutate(function () {
           result.textContent = r.error || r.ok;
           result.className = "cob-card-result" + (r.error ? " cob-error" : "");
@@ -799,11 +994,13 @@
     this.tidy();
   };
 
+  /** A notice under the answer: `text` is the server's words, or {key} of a string of the turn's language. */
   Turn.prototype.addNotice = function (kind, text, retryable) {
-    var n = notice(this.slotNotices, kind, text);
+    var n = notice(this.slotNotices, kind, typeof text === "string" ? text : "");
+    if (typeof text !== "string") label(this, n.firstChild, "text", text.key);
     if (retryable) {
       var q = this.question;
-      var b = el("button", "cob-btn cob-retry", T.retry);
+      var b = label(this, el("button", "cob-btn cob-retry"), "text", "retry");
       b.type = "button";
       b.addEventListener("click", function () {
         if (busy) return;
@@ -825,6 +1022,86 @@
     if (this.text) this.render();
   };
 
+  /** 👍 / 👎 under a recorded answer; 👎 first asks for an optional reason. Sent to the turn's feedback URL with
+   *  the headers of every other call; a failure shows its error and leaves the buttons to try again. */
+  Turn.prototype.addFeedback = function (convId, turnId) {
+    var self = this;
+    var box = el("div", "cob-feedback");
+    box.setAttribute("data-turn-id", String(turnId));
+    var row = el("div", "cob-feedback-row");
+    row.appendChild(label(this, el("span", "cob-feedback-ask"), "text", "feedbackAsk"));
+    function rateButton(rating, icon, key) {
+      var b = el("button", "cob-rate cob-rate-" + rating);
+      b.appendChild(svg(icon));
+      b.type = "button";
+      b.setAttribute("data-feedback", rating);
+      b.setAttribute("aria-pressed", "false");
+      label(self, b, "aria-label", key);
+      label(self, b, "title", key);
+      row.appendChild(b);
+      return b;
+    }
+    var up = rateButton("up", ICON_UP, "feedbackUp");
+    var down = rateButton("down", ICON_DOWN, "feedbackDown");
+    var form = el("div", "cob-feedback-form");
+    form.hidden = true;
+    var reason = el("textarea", "cob-feedback-reason");
+    reason.setAttribute("data-feedback-reason", "");
+    reason.setAttribute("maxlength", String(FEEDBACK_REASON_MAX));
+    reason.rows = 2;
+    label(this, reason, "placeholder", "feedbackReason");
+    label(this, reason, "aria-label", "feedbackReason");
+    var sendBtn = label(this, el("button", "cob-btn cob-btn-primary cob-feedback-send"), "text", "feedbackSend");
+    sendBtn.type = "button";
+    sendBtn.setAttribute("data-feedback-send", "");
+    form.appendChild(reason);
+    form.appendChild(sendBtn);
+    var result = el("div", "cob-feedback-result");
+    result.setAttribute("role", "status");
+    box.appendChild(row);
+    box.appendChild(form);
+    box.appendChild(result);
+
+    function pressed(rating) {
+      up.setAttribute("aria-pressed", rating === "up" ? "true" : "false");
+      down.setAttribute("aria-pressed", rating === "down" ? "true" : "false");
+    }
+    function lock(on) { up.disabled = down.disabled = sendBtn.disabled = reason.disabled = on; }
+    function submit(rating) {
+      lock(true);
+      pressed(rating);
+      box.setAttribute("data-state", "sending");
+      var body = JSON.stringify({ rating: rating, reason: rating === "down" ? reason.value.trim().slice(0, FEEDBACK_REASON_MAX) : "" });
+      var url = API + "/v1/conversations/" + encodeURIComponent(convId) + "/turns/" + encodeURIComponent(String(turnId)) + "/feedback";
+      fetch(url, { method: "POST", headers: headers(true), body: body, credentials: "omit" }).then(function (res) {
+        if (res.ok) return { ok: true };
+        return errorFromResponse(res).then(function (err) { return { error: err.message }; });
+      }, function () { return { error: self.t().network }; }).then(function (r) {
+        mutate(function () {
+          result.className = "cob-feedback-result" + (r.ok ? "" : " cob-error");
+          result.textContent = r.ok ? self.t().feedbackThanks : r.error;
+          if (r.ok) form.hidden = true;
+        });
+        box.setAttribute("data-state", r.ok ? "sent" : "error");
+        if (r.ok) box.setAttribute("data-rating", rating);
+        else { // the answer and the reason stay: the visitor may try again
+          lock(false);
+          pressed(rating === "down" ? "down" : null);
+        }
+      });
+    }
+    up.addEventListener("click", function () { submit("up"); });
+    down.addEventListener("click", function () {
+      pressed("down");
+      mutate(function () { form.hidden = false; });
+      try { reason.focus({ preventScroll: true }); } catch (e) { reason.focus(); }
+    });
+    sendBtn.addEventListener("click", function () { submit("down"); });
+    var slot = this.slotFeedback;
+    mutate(function () { slot.appendChild(box); });
+    this.tidy();
+  };
+
   Turn.prototype.finish = function (status) {
     this.status = status;
     this.stopTyping();
@@ -843,7 +1120,8 @@
         if (p.model) this.node.setAttribute("data-model", String(p.model));
         break;
       case "tool":
-        if (this.typing.parentNode) this.typingLabel.textContent = T.searching;
+        this.searching = true;
+        if (this.typing.parentNode) this.typingLabel.textContent = this.t().searching;
         if (p.name) this.node.setAttribute("data-last-tool", String(p.name));
         break;
       case "verify":
@@ -866,6 +1144,12 @@
           this.render();
         }
         break;
+      case "rendered":
+        if (typeof p.html === "string" && p.html && this.text) {
+          this.html = p.html;
+          this.render();
+        }
+        break;
       case "section":
         this.addSection(p.id, p.description);
         break;
@@ -873,7 +1157,7 @@
         this.handoff = true;
         // the answer usually says it already: then the notice says what happens next instead of repeating it
         var said = typeof p.message === "string" && p.message && this.text.indexOf(p.message) === -1;
-        this.addNotice("handoff", said ? p.message : T.handoffNote);
+        this.addNotice("handoff", said ? p.message : { key: "handoffNote" });
         break;
       case "followups":
         this.addFollowups(p.items);
@@ -885,17 +1169,21 @@
         this.addBooking(p);
         break;
       case "error":
-        this.addNotice("error", typeof p.message === "string" && p.message ? p.message : T.error, p.retryable === true);
+        this.addNotice("error", typeof p.message === "string" && p.message ? p.message : { key: "error" }, p.retryable === true);
         break;
       case "done":
         this.done = true;
         if (p.conversation_id) setConversation(String(p.conversation_id));
+        if (typeof p.language === "string" && p.language) this.speak(p.language);
         this.markPartial(p.missing);
         if (p.truncated === true) {
-          this.addNotice("truncated", T.truncated);
+          this.addNotice("truncated", { key: "truncated" });
           this.finish("truncated");
         } else {
           this.finish(typeof p.status === "string" && p.status ? p.status : "answered");
+          if ((this.status === "answered" || this.status === "partial") && p.conversation_id && turnIdOf(p.turn_id) !== null) {
+            this.addFeedback(String(p.conversation_id), turnIdOf(p.turn_id));
+          }
         }
         break;
       default:
@@ -938,14 +1226,14 @@
       }
       return readStream(res, turn, controller).then(function () {
         if (!turn.done) { // the stream ended without `done`: keep the partial text, never present it as complete
-          turn.addNotice("truncated", T.truncated);
+          turn.addNotice("truncated", { key: "truncated" });
           turn.finish("truncated");
         }
       });
     }, function () {
-      fail("error", T.network, true, "error");
+      fail("error", { key: "network" }, true, "error");
     }).catch(function (e) {
-      if (!turn.status) fail("error", T.error, true, "error");
+      if (!turn.status) fail("error", { key: "error" }, true, "error");
       if (window.console && console.warn) console.warn("[cobertura]", e);
     }).then(function () {
       busy = false;
@@ -1066,16 +1354,16 @@
   function staffMessage(r) {
     var m = el("div", "cob-msg cob-staff");
     m.setAttribute("data-reply-id", String(r.id));
-    var label = el("div", "cob-label", T.staff);
+    var who = el("div", "cob-label", T.staff);
     var d = r.at != null ? new Date(typeof r.at === "number" && r.at < 1e12 ? r.at * 1000 : r.at) : null;
     if (d && !isNaN(d)) {
-      var time = el("time", null, d.toLocaleTimeString(LANG, { hour: "2-digit", minute: "2-digit" }));
+      var time = el("time", null, d.toLocaleTimeString(view.lang, { hour: "2-digit", minute: "2-digit" }));
       time.setAttribute("datetime", d.toISOString());
-      label.appendChild(time);
+      who.appendChild(time);
     }
     var body = el("div", "cob-body");
     appendText(body, r.text == null ? "" : r.text);
-    m.appendChild(label);
+    m.appendChild(who);
     m.appendChild(body);
     addToList(m);
     if (ui.panel.hidden) ui.badge.hidden = false;

@@ -89,7 +89,7 @@ def test_a_partial_answer_is_an_answer_with_its_citations_and_a_notice_of_what_i
     assert note.get_attribute("role") == "note" and note.locator(".cob-cite").count() == 0
     body = answer.locator(".cob-body")
     assert "Madrid" in body.inner_text() and "no cubre" not in body.inner_text()  # the facts, not a refusal
-    cite = answer.locator(".cob-body > .cob-cite").first
+    cite = answer.locator(".cob-body > p .cob-cite").first  # a marker of the cited facts (not of the notice)
     assert cite.is_visible() and "tienda/horarios" in (cite.get_attribute("title") or "")
     colour = note.evaluate("n => getComputedStyle(n).backgroundColor")
     assert colour not in ("rgba(0, 0, 0, 0)", "transparent")  # styled as a notice, not plain answer text
