@@ -60,9 +60,12 @@ _ERRORS = {status: {"model": ErrorEnvelope, "description": text} for status, tex
     (413, "The message is over 2,000 characters, or the body over 32 KB (no model call is made)"),
     (422, "The body is not a valid request"),
     (429, "Too many requests for this site key or address; see Retry-After"))}
-_STREAM_DOC = {200: {"description": "Server-sent events: provider, tool, verify, citations, text, section, card, "
-                     "booking_window, handoff, followups, error, and exactly one terminal done {truncated, status, "
-                     "conversation_id, usage, missing?}. status is answered, partial (the material covers the topic, "
+_STREAM_DOC = {200: {"description": "Server-sent events: provider, tool, verify, citations, text, rendered {html: "
+                     "the whole text as safe HTML, a subset of markdown}, section, card, booking_window, handoff, "
+                     "followups, error, and exactly one terminal done {truncated, status, conversation_id, language "
+                     "(of the answer), usage, turn_id? (the recorded turn: rate it with POST /v1/conversations/"
+                     "{conversation_id}/turns/{turn_id}/feedback), missing?}. status is answered, partial (the "
+                     "material covers the topic, "
                      "not the point asked: the text's first paragraph says what it does not mention, named in "
                      "missing; the rest is cited), abstained, handoff, clarify or error. A stream that ends without "
                      "done was cut.",

@@ -42,6 +42,9 @@ def error_response(status: int, code: str, message: str, retryable: bool = False
     return JSONResponse(envelope(code, message, retryable), status_code=status, headers=headers)
 
 
+#: what a valid body looks like, for the 422 of a body that is not one
+_BODY_EXAMPLES = {"chat": '{"message": "your question"}',
+                  "feedback": '{"rating": "up" or "down", "reason": "optional, at most 500 characters"}'}
 _HTTP_CODES = {400: "invalid_json", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
                415: "unsupported_media_type"}
 
@@ -68,8 +71,8 @@ def install(app: FastAPI) -> None:
             in_body = in_body or (bool(loc) and loc[0] == "body")
             where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "header", "path") else loc) or "body"
             problems.append(f"{where} ({loc[0] if loc else 'body'}): {err.get('msg', 'invalid')}")
-        hint = (" Send JSON like {\"message\": \"your question\"}." if in_body
-                else " See /openapi.json for the parameters.")
+        example = _BODY_EXAMPLES["feedback" if request.url.path.endswith("/feedback") else "chat"]
+        hint = f" Send JSON like {example}." if in_body else " See /openapi.json for the parameters."
         return error_response(422, "invalid_request", "The request is not valid: " + "; ".join(problems) + "." + hint)
 
     @app.exception_handler(StarletteHTTPException)
@@ -78,7 +81,8 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 404:
             message = f"There is nothing at {request.url.path}. See /openapi.json for the API."
         elif exc.status_code == 400:  # FastAPI's answer to a body that is not JSON at all
-            message = "The body is not valid JSON. Send UTF-8 JSON like {\"message\": \"your question\"}."
+            example = _BODY_EXAMPLES["feedback" if request.url.path.endswith("/feedback") else "chat"]
+            message = f"The body is not valid JSON. Send UTF-8 JSON like {example}."
         else:
             message = exc.detail if isinstance(exc.detail, str) else "The request was refused."
         return error_response(exc.status_code, code, message, headers=getattr(exc, "headers", None))

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import re
 
+from api.render import render_answer
 from core.agent import prompts
 from core.agent.outcome import Fault, Status, TurnTrace
 from core.channels.turn import TurnResult
 
-EVENTS = ("provider", "tool", "verify", "citations", "text", "section", "card", "booking_window", "handoff",
-          "followups", "error", "done")
+EVENTS = ("provider", "tool", "verify", "citations", "text", "rendered", "section", "card", "booking_window",
+          "handoff", "followups", "error", "done")
 TEXT_CHUNK = 200  # characters per text event, cut at a space
 
 #: What went wrong, for the client: (code, retryable) by the turn's fault.
@@ -65,7 +66,10 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
             events.append(("citations", {"items": [
                 {"n": n, "id": c["id"], "title": c["title"], "path": c["path"], "url": c.get("url") or ""}
                 for n, c in enumerate(result.citations, start=1)]}))
-        events += [("text", {"d": piece}) for piece in chunks(_visible_text(result))]
+        visible = _visible_text(result)
+        events += [("text", {"d": piece}) for piece in chunks(visible)]
+        if visible:  # the same text as safe HTML (api/render.py): the widget shows it in place of the plain text
+            events.append(("rendered", {"html": render_answer(visible)}))
     events += [("section", {"id": s["id"], "description": s["description"]}) for s in result.sections]
     if result.status == Status.HANDOFF:
         handoff = (result.trace.handoff if result.trace else None) or {}
@@ -85,9 +89,11 @@ def done_payload(result: TurnResult | None, conversation_id: str = "", truncated
         return {"truncated": truncated, "status": "error", "conversation_id": conversation_id}
     trace = result.trace or TurnTrace("", "")
     done = {"truncated": bool(result.truncated or truncated), "status": str(result.status),
-            "conversation_id": result.conversation_id or conversation_id,
+            "conversation_id": result.conversation_id or conversation_id, "language": result.language,
             "usage": {"input_tokens": trace.input_tokens, "output_tokens": trace.output_tokens,
                       "provider_ms": trace.provider_ms, "latency_ms": trace.latency_ms}}
+    if result.turn_id is not None:  # the recorded turn: what the widget's 👍/👎 rate (POST .../turns/{id}/feedback)
+        done["turn_id"] = int(result.turn_id)
     if trace.missing and result.status in (Status.PARTIAL, Status.HANDOFF):
         done["missing"] = [str(word) for word in trace.missing]
     return done

@@ -9,6 +9,7 @@ from core.base.store import Store
 from core.channels import handoff
 from core.channels.turn import Turns
 from core.channels.webhooks import Notifier
+from core.gaps import feedback  # noqa: F401  (registers the purge of the feedback texts with the retention)
 from core.gaps.backlog import Backlog
 from core.knowledge.browse import Knowledge
 from core.knowledge.embeddings import Embedder, make_embedder

@@ -12,13 +12,14 @@ import streamlit as st
 from core.base.errors import UserError
 from core.gaps.backlog import Gap
 from core.gaps.drafting import draft_article, skeleton
+from core.gaps.model import NOT_HELPFUL
 from core.gaps.replay import replay_gap
 from core.knowledge import sources
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
+from pages import gap_feedback, training
 from pages.display import md
 from pages.gap_actions import flash, guarded
-from pages.training import train_with_progress
 
 PLACEHOLDER = "[[FALTA"
 
@@ -118,39 +119,39 @@ def write_tab(rt: Runtime, ctx: TenantContext, gap: Gap) -> None:
     show_check(rt, ctx, gap, "write")
 
 
-def train(rt: Runtime, ctx: TenantContext) -> None:
-    report = train_with_progress(rt, ctx)
-    if report is None:
-        return
-    if report.trained:
+def trained(job, done: training.Trained) -> None:
+    """A training's outcome here (wherever it was started); a check's replay is kept for the confirm button."""
+    report = done.report
+    if report is not None and report.trained:
         st.caption(f"Trained {len(report.trained)} source(s) in {report.seconds:.1f} s.")
-    else:
+    elif report is not None:
         st.caption("The knowledge was already trained: nothing changed since the last training.")
+    if done.after is not None:
+        st.session_state[f"check_{job.meta['gap']}"] = done.after
 
 
 def check(rt: Runtime, ctx: TenantContext, gap: Gap, article: str, origin: str) -> None:
-    """Train what changed, replay the gap's samples, keep the result for the confirm button."""
-    train(rt, ctx)
-    with st.spinner("Asking the stored samples again…"):
-        rows = replay_gap(ctx, rt, gap.id, article)
-    st.session_state[f"check_{gap.id}"] = {"article": article, "rows": rows, "origin": origin}
+    """Train what changed, then replay the gap's samples, in the background; the result waits for the confirm
+    button (see show_check)."""
+    def replay(report) -> dict:
+        report(1.0, f"Trained; asking the stored samples of gap #{gap.id} again…")
+        return {"article": article, "rows": replay_gap(ctx, rt, gap.id, article), "origin": origin}
+    training.start(rt, ctx, f"gap:{gap.id}:{origin}", then=replay, gap=gap.id)
 
 
 def _close(rt: Runtime, ctx: TenantContext, gap_id: int) -> None:
     done = st.session_state.pop(f"check_{gap_id}")
     gap = rt.backlog.close(ctx, gap_id, done["article"], replay=done["rows"])
-    flash("success", f"Gap #{gap.id} closed with `{gap.article_path}`. If it is asked again uncovered, it reopens.")
+    again = "its answer is marked unhelpful again" if gap.kind == NOT_HELPFUL else "it is asked again uncovered"
+    flash("success", f"Gap #{gap.id} closed with `{gap.article_path}`. If {again}, it reopens.")
 
 
 def _discard(gap_id: int) -> None:
     st.session_state.pop(f"check_{gap_id}", None)
 
 
-def show_check(rt: Runtime, ctx: TenantContext, gap: Gap, origin: str) -> None:
-    done = st.session_state.get(f"check_{gap.id}")
-    if not done or done["origin"] != origin:
-        return
-    rows, article = done["rows"], done["article"]
+def answered_check(gap: Gap, rows: list[dict], article: str, origin: str) -> bool:
+    """The replay of an uncovered gap: which samples are answered now, and cite the article. True when all are."""
     answered = sum(1 for r in rows if r["answered"])
     cites = sum(1 for r in rows if r["cites_article"])
     st.markdown(f"##### Check of `{article}`: {answered} of {len(rows)} stored sample(s) answered, {cites} citing it")
@@ -178,10 +179,24 @@ def show_check(rt: Runtime, ctx: TenantContext, gap: Gap, origin: str) -> None:
                 "If they are a different question, move them to their own gap (Merge or split).")
     else:
         st.success("Every stored sample is answered and cites the article.")
+    return bool(rows) and answered == len(rows)
+
+
+def show_check(rt: Runtime, ctx: TenantContext, gap: Gap, origin: str) -> None:
+    if training.watch(ctx, f"gap:{gap.id}:{origin}", trained) is not None:
+        return  # the check's result comes once the training (and the replay) has ended
+    done = st.session_state.get(f"check_{gap.id}")
+    if not done or done["origin"] != origin:
+        return
+    rows, article = done["rows"], done["article"]
+    if gap.kind == NOT_HELPFUL:  # an answer marked unhelpful: the check is that the answer changed
+        ready = gap_feedback.changed_check(gap, rows, article)
+    else:
+        ready = answered_check(gap, rows, article, origin)
     buttons = st.container(horizontal=True)
-    buttons.button("Close gap with this article", icon=":material/task_alt:",
-                   type="primary" if rows and answered == len(rows) else "secondary",
-                   key=f"close_{gap.id}_{origin}", on_click=guarded(_close), args=(rt, ctx, gap.id))
+    buttons.button("Close gap with this article", icon=":material/task_alt:", type="primary" if ready else "secondary",
+                   key=f"close_{gap.id}_{origin}", on_click=guarded(_close), args=(rt, ctx, gap.id),
+                   disabled=not gap_feedback.closable(gap, rows))
     buttons.button("Discard the check", key=f"discard_{gap.id}_{origin}", on_click=_discard, args=(gap.id,))
 
 

@@ -15,7 +15,7 @@ from core.channels import handoff
 from core.gaps.backlog import Gap
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
-from pages import common, turn_status
+from pages import common, gap_feedback, turn_status
 from pages.display import ago, md, stamp
 from pages.gap_actions import flash, guarded, show_flash
 from pages.gap_article import existing_tab, write_tab
@@ -23,6 +23,7 @@ from pages.gap_article import existing_tab, write_tab
 STATUS_FILTERS = {"To do (open + reopened)": None, "Open": "open", "Reopened": "reopened", "Closed": "closed",
                   "All": None}
 ORDERS = {"Most asked": "count", "Most recent": "recent"}
+SANDBOX_PAGE = "pages/sandbox.py"  # where the empty backlog sends you to try questions
 STATUSES = ("open", "reopened", "closed")
 STATUS_COLOR = {"open": "red", "reopened": "orange", "closed": "green"}
 STATUS_CSS = {"open": "color: #d93025", "reopened": "color: #e37400", "closed": "color: #188038"}
@@ -109,6 +110,7 @@ def table(shown: list[Gap]) -> None:
     frame = pd.DataFrame({
         "#": [g.id for g in shown],
         "Question": [g.label for g in shown],
+        "Kind": [g.kind_label for g in shown],
         "Asked": [g.count for g in shown],
         "Status": [g.status for g in shown],
         "Languages": [", ".join(g.languages) for g in shown],
@@ -144,7 +146,8 @@ def detail(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[Gap]) -> N
     with st.container(border=True):
         head, actions = st.columns([5, 2], vertical_alignment="top")
         with head:
-            st.subheader(f"#{gap.id} · {md(gap.label)} :{STATUS_COLOR[gap.status]}-badge[{gap.status}]", anchor=False)
+            st.subheader(f"#{gap.id} · {md(gap.label)} :{STATUS_COLOR[gap.status]}-badge[{gap.status}]"
+                         + gap_feedback.kind_badge(gap), anchor=False)
             facts = [f"asked **{gap.count}×**", f"first seen {stamp(gap.first_seen)}",
                      f"last seen {ago(gap.last_seen)}", f"languages {', '.join(gap.languages) or '—'}",
                      f"channels {', '.join(gap.channels) or '—'}"]
@@ -167,7 +170,13 @@ def detail(rt: Runtime, ctx: TenantContext, gap: Gap, every_gap: list[Gap]) -> N
                 st.button("Reopen", icon=":material/undo:", key=f"reopen_{gap.id}", on_click=guarded(_reopen),
                           args=(rt, ctx, gap.id))
         show_flash()
-        tabs = st.tabs(["Samples", "History", "Write article", "Close with an existing article", "Merge or split"])
+        extra = gap_feedback.tabs_for(gap)  # an answer marked unhelpful: that answer and its citations first
+        tabs = st.tabs([*extra, "Samples", "History", "Write article", "Close with an existing article",
+                        "Merge or split"])
+        if extra:
+            with tabs[0]:
+                gap_feedback.unhelpful_tab(rt, ctx, gap)
+            tabs = tabs[len(extra):]
         with tabs[0]:
             samples_tab(rt, ctx, gap, retention)
         with tabs[1]:
@@ -213,6 +222,8 @@ def history_line(row: dict) -> str:
         replay = ""
         if "replayed" in detail:
             replay = f" — replay: {detail['answered']} of {detail['replayed']} samples answered"
+            if "changed" in detail:
+                replay += f", {detail['changed']} differently from the answer marked unhelpful"
         return f"**Closed** with {article} by {by}{replay}"
     if event == "reopened":
         if row["actor"] == "agent":
@@ -224,6 +235,8 @@ def history_line(row: dict) -> str:
                 f"into this one, by {by}")
     if event == "split":
         return f"**Split**: {detail.get('variants')} sample(s) moved to gap #{detail.get('into')} by {by}"
+    if event == "withdrawn":
+        return "**Withdrawn**: a thumbs down on one of its answers became a thumbs up (asked one time fewer)"
     if event == "renamed":
         return f"**Renamed** by {by} from “{md(detail.get('from', ''))}”"
     return f"**{md(event)}** by {by}"
@@ -293,16 +306,17 @@ def empty_state(slug: str) -> None:
         "article that answers it, check it against the stored questions, and close the gap.",
         icon=":material/inbox:",
     )
-    st.caption(f"Try it: `python -m core ask {slug} \"a question your knowledge does not answer\"`, "
-               "then reload this page.")
+    st.page_link(SANDBOX_PAGE, label="Try it: ask the Sandbox a question your knowledge does not answer",
+                 icon=":material/forum:")
+    st.caption(f"The gap appears here at once (tenant `{slug}`), with the question's personal data masked.")
 
 
 def main() -> None:
     rt = common.runtime()
     ctx = common.page_context(rt)
     st.title("Gap backlog")
-    st.caption("What the agent could not answer, most asked first. Write the article, check that it answers the "
-               "stored questions, close the gap.")
+    st.caption("What the agent could not answer, and the answers marked unhelpful, most asked first. Write the "
+               "article, check that it answers the stored questions, close the gap.")
     every_gap = rt.backlog.gaps(ctx)
     if not every_gap:
         show_flash()
@@ -312,6 +326,8 @@ def main() -> None:
     status, languages, channels, order = filters(every_gap)
     ordered = every_gap if ORDERS[order] == "count" else rt.backlog.gaps(ctx, order="recent")
     shown = [g for g in ordered if keep(g, status, languages, channels)]
+    kind = gap_feedback.kind_filter(shown)  # counted among the gaps the other filters keep
+    shown = [g for g in shown if gap_feedback.keep_kind(g, kind)]
     head = st.columns([4, 1], vertical_alignment="bottom")
     head[0].caption(f"{len(shown)} of {len(every_gap)} gap(s). Click a row to open it.")
     head[1].download_button("Export CSV", data=lambda: rt.backlog.export_csv(ctx), key="gaps_export",

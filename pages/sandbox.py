@@ -6,7 +6,8 @@ A refused turn shows its refusal trace and, for editors, a one-click form that t
 Q&A source; "Train now" indexes it and "Ask again" repeats the question. A partial answer (the material covers
 the topic, not the point asked) is a gap too: its badge and trace name what the material does not mention, and
 the same form is offered. Sandbox conversations are recorded
-like any other (turns, gaps, handoffs), under the channel chosen here.
+like any other (turns, gaps, handoffs), under the channel chosen here; every answer has the widget's 👍/👎
+(``pages/answer_feedback.py``), and a 👎 of an answer puts it on the Gap backlog as "answered but not helpful".
 """
 from __future__ import annotations
 
@@ -22,9 +23,8 @@ from core.channels.conversations import CHANNELS, ConversationError
 from core.knowledge import sources
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
-from pages import common, turn_status
+from pages import answer_feedback, common, table_layout, training, turn_status
 from pages.display import md
-from pages.training import train_with_progress
 
 VERDICTS = {  # plain symbols: the tables are drawn on a canvas, where an emoji font may be missing
     "supported": "✓ supported", "live_data": "✓ live data", "exempt": "– exempt",
@@ -146,15 +146,9 @@ def show_searches(calls: list[dict], hits: list[dict]) -> None:
         if frame.empty:
             st.caption("No candidate at all: nothing trained matched these words.")
         else:
-            st.dataframe(frame, hide_index=True, width="stretch", column_config={
-                "Path": st.column_config.TextColumn(width="medium"),
-                "Type": st.column_config.TextColumn(width="small"),
-                "Score": st.column_config.NumberColumn(format="%.3f", width="small"),
-                "Similarity": st.column_config.NumberColumn(format="%.3f", width="small"),
-                "BM25": st.column_config.NumberColumn(format="%.2f", width="small"),
-                "Found by": st.column_config.TextColumn(width="small"),
-                "Selected": st.column_config.TextColumn(width="small"),
-                "Why": st.column_config.TextColumn(width="large")})
+            st.dataframe(frame, hide_index=True, width="stretch", column_order=table_layout.CANDIDATE_ORDER,
+                         column_config=table_layout.CANDIDATE_COLUMNS, row_height=table_layout.candidate_rows(frame),
+                         placeholder="—")
         hidden = call.get("dropped_total", 0) - sum(1 for r in call.get("candidates", []) if not r.get("selected"))
         if hidden > 0:
             st.caption(f"{hidden} weaker dropped candidate(s) not kept in the trace.")
@@ -165,16 +159,19 @@ def show_gate_rounds(rounds: list[dict]) -> None:
     for gate in rounds:
         label = "answer" if gate["round"] == 0 else "revision"
         st.markdown(f"**Gate, round {gate['round'] + 1} ({label})** — " + ("passed" if gate["ok"] else "did not pass"))
-        st.dataframe(pd.DataFrame([{
+        claims = pd.DataFrame([{
             "Claim": c["claim"], "Verdict": VERDICTS.get(c["verdict"], c["verdict"]),
             "Cites": ", ".join(c.get("citations") or []) or "—", "Detail": c.get("detail", ""),
             "Support": c.get("support", 0.0),
-        } for c in gate["claims"]], columns=["Claim", "Verdict", "Cites", "Detail", "Support"]),
-            hide_index=True, width="stretch", column_config={
-                "Claim": st.column_config.TextColumn(width="large"),
-                "Cites": st.column_config.TextColumn(width="small"),
-                "Detail": st.column_config.TextColumn(width="large"),
-                "Support": st.column_config.NumberColumn(format="%.2f", width="small")})
+        } for c in gate["claims"]], columns=["Claim", "Verdict", "Cites", "Detail", "Support"])
+        st.dataframe(claims, hide_index=True, width="stretch", column_config=table_layout.GATE_COLUMNS,
+                     row_height=table_layout.gate_rows(claims))
+
+
+def _trained(key: str, done: training.Trained) -> None:
+    if done.report is not None:
+        st.session_state[f"sbx_qa_trained_{key}"] = (f"Trained {len(done.report.trained)} source(s), "
+                                                     f"{done.report.chunks} chunk(s) in {done.report.seconds:.1f} s.")
 
 
 def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
@@ -209,14 +206,13 @@ def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
         else:
             return
     st.success(f"Saved the Q&A source `{saved}`. It reaches answers after training.")
-    if not trained:
-        slot = st.empty()  # the button, then the progress bar in its place
-        if slot.button("Train now", key=f"sbx_train_{key}", icon=":material/model_training:", type="primary"):
-            report = train_with_progress(rt, ctx, slot)
-            if report is not None:
-                trained = st.session_state[f"sbx_qa_trained_{key}"] = (
-                    f"Trained {len(report.trained)} source(s), {report.chunks} chunk(s) in {report.seconds:.1f} s.")
-        else:
+    if not trained:  # the button, then the live progress in its place (training runs in the background)
+        place = f"sandbox:{key}"
+        running = training.watch(ctx, place, lambda job, done: _trained(key, done))
+        trained = st.session_state.get(f"sbx_qa_trained_{key}")
+        if running is None and not trained:
+            st.button("Train now", key=f"sbx_train_{key}", icon=":material/model_training:", type="primary",
+                      on_click=training.start, args=(rt, ctx, place))
             st.caption("Train now indexes every changed source of this tenant.")
     if trained:
         st.success(trained)
@@ -246,6 +242,7 @@ def show_turn(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
             notes.append("truncated")
         if notes:
             st.caption(" · ".join(notes).capitalize() + ".")
+        answer_feedback.rate_turn(rt, ctx, turn)  # 👍/👎 as the widget's: a 👎 of an answer lands on the backlog
         gap = turn_status.uncovered(turn["trace"])
         with st.expander(turn_status.trace_title(turn["trace"]), expanded=gap, icon=":material/troubleshoot:"):
             show_trace(turn["trace"])

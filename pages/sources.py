@@ -20,12 +20,11 @@ from core.knowledge import sources
 from core.knowledge.sources import Source, SourceError
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
-from pages import common
-from pages.add_sources import add_tab
+from pages import common, placeholders, source_feedback, table_layout, training, uploads
+from pages.add_sources import add_tab, report_messages
 from pages.display import md, stamp
 from pages.source_actions import SELECTED, flash, guarded, select, show_flash
 from pages.source_preview import chunks_tab, impact_box
-from pages.training import train_with_progress
 
 FILTER = "src_filter"
 STATUS_CSS = {"changed since training": "color: #e37400", "never trained": "color: #d93025",
@@ -39,8 +38,9 @@ def status_of(source: Source) -> str:
 
 
 # -- header: training ---------------------------------------------------------------------------------------
-def train(rt: Runtime, ctx: TenantContext) -> None:
-    report = train_with_progress(rt, ctx)
+def trained(job, done: training.Trained) -> None:
+    """A training's outcome on this page (wherever it was started)."""
+    report = done.report
     if report is None:
         return
     parts = [f"{len(report.trained)} source(s) trained into {report.chunks} chunk(s)",
@@ -64,11 +64,12 @@ def header(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
                   "un-starring and deleting act on the next answer." + ("" if editor else
                   f" You have the **{ctx.role}** role here: read only."))
     pending = rt.index.status(ctx)["changed"]
-    clicked = editor and action.button("Train", icon=":material/model_training:", key="src_train", width="stretch",
-                                       type="primary" if pending else "secondary",
-                                       help="Index what changed since the last training (content hash).")
-    if clicked:
-        train(rt, ctx)
+    if editor:
+        action.button("Train", icon=":material/model_training:", key="src_train", width="stretch",
+                      type="primary" if pending else "secondary", disabled=training.running(ctx) is not None,
+                      help="Index what changed since the last training (content hash), in the background.",
+                      on_click=training.start, args=(rt, ctx, "sources"))
+    training.watch(ctx, "sources", trained)
     status = rt.index.status(ctx)
     cols = st.columns(4)
     cols[0].metric("Sources", status["sources"], border=True)
@@ -135,6 +136,7 @@ def tree(rows: list[dict]) -> None:
         "★": [r["star"] for r in rows],
         "Lang": [r["language"] for r in rows],
         "Status": [r["status"] for r in rows],
+        "Answers": [r.get("answers", "") for r in rows],
         "Chars": [r["chars"] for r in rows],
     })
     key = f"src_table_{st.session_state.get('_src_table_nonce', 0)}"
@@ -143,14 +145,10 @@ def tree(rows: list[dict]) -> None:
     st.dataframe(
         frame.style.map(lambda s: STATUS_CSS.get(s, "color: #e37400" if s else ""), subset=["Status"]),
         hide_index=True, key=key, on_select=_pick_row, selection_mode="single-row",
-        height=min(38 + 35 * len(rows), 420),
+        height=min(38 + 35 * len(rows), 420), column_order=table_layout.SOURCE_ORDER,  # fits 1,400 px
         column_config={
-            "Tree": st.column_config.TextColumn(width=300),
-            "Title / folder description": st.column_config.TextColumn(width="large"),
-            "Type": st.column_config.TextColumn(width="small"),
-            "★": st.column_config.TextColumn(width=30, help="Starred: preferred on near-ties, on the next answer"),
-            "Lang": st.column_config.TextColumn(width=50),
-            "Chars": st.column_config.NumberColumn(width="small", format="%d"),
+            **table_layout.SOURCE_COLUMNS,
+            "Answers": st.column_config.TextColumn(width=table_layout.SOURCE_ANSWERS_WIDTH, help=source_feedback.HELP),
         },
     )
 
@@ -272,7 +270,8 @@ def source_detail(rt: Runtime, ctx: TenantContext, source: Source, editor: bool)
         badges.insert(0, ":orange-badge[:material/star: starred]")
     head.subheader(f"📄 {md(source.title)}", anchor=False)
     head.markdown(" ".join(badges) + f"  `{source.path}`")
-    facts = [f"updated {stamp(source.updated_at)}", f"trained {stamp(source.trained_at)}"]
+    facts = [f"updated {stamp(source.updated_at)}", f"trained {stamp(source.trained_at)}",
+             source_feedback.sentence(rt, ctx, source.path)]
     if source.origin:
         facts.append(f"from {md(source.origin)}")
     if source.url:
@@ -306,7 +305,8 @@ def folder_detail(rt: Runtime, ctx: TenantContext, path: str, editor: bool) -> N
     description = sources.folder_descriptions(ctx, rt.store).get(path, "")
     st.subheader(f"📁 {md(path)}", anchor=False)
     changed = sum(1 for s in below if s.changed)
-    st.caption(f"{len(below)} source(s) below, {changed} changed since training."
+    st.caption(f"{len(below)} source(s) below, {changed} changed since training; "
+               f"{source_feedback.sentence(rt, ctx, path, folder=True)}."
                + (f" {md(description)}" if description and not editor else ""))
     if not editor:
         return
@@ -331,6 +331,7 @@ def tree_tab(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
     if not rows:
         st.info("Nothing matches this filter.")
         return
+    source_feedback.annotate(rt, ctx, rows)  # "12 · 3 unhelpful": answers citing it, and the 👎 among them
     tree(rows)
     by_path = {r["path"]: r for r in rows}
     if st.session_state.get(SELECTED) not in by_path:
@@ -349,7 +350,7 @@ def tree_tab(rt: Runtime, ctx: TenantContext, editor: bool) -> None:
 
 
 def search_tab(rt: Runtime, ctx: TenantContext) -> None:
-    query = st.text_input("Question", placeholder="¿Cuánto tarda un envío a Canarias?", key="src_search")
+    query = st.text_input("Question", placeholder=placeholders.question(rt, ctx), key="src_search")
     if not query:
         st.caption("What retrieval selects for a question, with its scores: "
                    "the trained knowledge, as the agent sees it.")
@@ -370,6 +371,7 @@ def main() -> None:
     ctx = common.page_context(rt)
     editor = ctx.can("editor")
     header(rt, ctx, editor)
+    uploads.watch(ctx, lambda report: report_messages(report, "Upload"))  # before the messages and the tree
     show_flash()
     names = ["Tree", "Add sources", "Try a search"] if editor else ["Tree", "Try a search"]
     tabs = dict(zip(names, st.tabs(names)))

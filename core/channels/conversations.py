@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from core.base.errors import UserError
 from core.base.store import Store
+from core.gaps import source_counts
 from core.tenancy import retention
 from core.tenancy.context import CHANNELS, TenantContext
 
@@ -112,7 +113,8 @@ def evidence_ids(ctx: TenantContext, store: Store, conversation_id: str) -> list
 def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, question: str, status: str, answer: str,
                 citations: list[dict], evidence: list[str], truncated: bool, provider: str, model: str,
                 latency_ms: int, input_tokens: int, output_tokens: int, trace: dict, uncovered: bool) -> int:
-    """Store one turn with its trace (A8); count uncovered questions for the channel policy."""
+    """Store one turn with its trace (A8); count uncovered questions for the channel policy, and the sources the
+    answer cited (:mod:`core.gaps.source_counts`: counts that outlive the turn's retention). Returns the turn id."""
     # everything serialised before the write lock is taken: the lock is held for the inserts only
     row = [ctx.tenant_id, conversation_id, store.clock.stamp(), question, status, answer,
            json.dumps(citations, ensure_ascii=False), json.dumps(evidence), int(truncated), provider, model, latency_ms,
@@ -128,7 +130,24 @@ def record_turn(ctx: TenantContext, store: Store, conversation_id: str, *, quest
             "UPDATE conversations SET updated_at = ?, uncovered = uncovered + ? WHERE tenant_id = ? AND id = ?",
             [store.clock.stamp(), int(uncovered), ctx.tenant_id, conversation_id],
         )
+        convo = get(ctx, store, conversation_id)
+        if convo is not None and citations:
+            source_counts.count_answer(ctx, store, convo.channel, citations)
     return turn_id
+
+
+def get_turn(ctx: TenantContext, store: Store, conversation_id: str, turn_id: int) -> dict | None:
+    """One turn of one of this tenant's conversations with its channel and language (None: no such turn there)."""
+    rows = store.query(
+        "SELECT t.id, t.conversation_id, c.channel, c.customer_id, t.question, t.status, t.answer, t.citations, "
+        "t.provider, json_extract(t.trace, '$.language') AS language FROM turns t "
+        "JOIN conversations c ON c.tenant_id = t.tenant_id AND c.id = t.conversation_id "
+        "WHERE t.tenant_id = ? AND t.conversation_id = ? AND t.id = ?", [ctx.tenant_id, conversation_id, int(turn_id)])
+    if not rows:
+        return None
+    row = rows[0]
+    row["citations"] = json.loads(row["citations"])
+    return row
 
 
 def update_turn(ctx: TenantContext, store: Store, turn_id: int, *, status: str, answer: str, trace: dict) -> None:

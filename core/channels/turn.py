@@ -41,10 +41,11 @@ class TurnResult:
     sections: list[dict] = field(default_factory=list)
     followups: list[str] = field(default_factory=list)
     fault: Fault | None = None
+    turn_id: int | None = None  # the recorded turn (what answer feedback rates); None when nothing was recorded
 
     def as_dict(self) -> dict:
         return {"status": str(self.status), "answer": self.answer, "citations": self.citations,
-                "clarify": self.clarify, "gap_id": self.gap_id, "handoff_id": self.handoff_id,
+                "clarify": self.clarify, "gap_id": self.gap_id, "handoff_id": self.handoff_id, "turn_id": self.turn_id,
                 "truncated": self.truncated, "conversation_id": self.conversation_id, "language": self.language,
                 "sections": self.sections, "followups": self.followups,
                 "trace": self.trace.as_dict() if self.trace else {}}
@@ -165,7 +166,7 @@ class Turns:
         reason = _handoff_reason(outcome, convo.channel, convo.uncovered + int(uncovered), waiting)
         if reason:
             _hand_over(result, reason, outcome)
-        conversations.record_turn(
+        result.turn_id = conversations.record_turn(
             ctx, self.store, convo.id, question=admitted.message, status=str(result.status), answer=result.answer,
             citations=result.citations, evidence=outcome.evidence_ids, truncated=result.truncated,
             provider=outcome.trace.provider, model=outcome.trace.model, latency_ms=outcome.trace.latency_ms,

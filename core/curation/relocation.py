@@ -1,10 +1,11 @@
-"""Moving knowledge keeps what points at it: gaps closed with a moved article, and QA cases that expect a
-citation of it, follow the new path in the same transaction as the move."""
+"""Moving knowledge keeps what points at it: gaps closed with a moved article, QA cases that expect a
+citation of it, and its answer and feedback counts follow the new path in the same transaction as the move."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from core.gaps import source_counts
 from core.knowledge import sources as sources_mod
 from core.knowledge.sources import Source
 from core.qa import suites as qa
@@ -28,4 +29,5 @@ def move(ctx: TenantContext, rt: Runtime, old: str, new: str) -> Moved:
         moved = sources_mod.move(ctx, rt.store, old_path, new_path)
         gaps = rt.backlog.repoint_articles(ctx, old_path, new_path)
         cases = qa.repoint_cites(ctx, rt.store, old_path, new_path)
+        source_counts.repoint(ctx, rt.store, old_path, new_path)  # "cited by N answers" follows the source
     return Moved(moved, gaps, cases)

@@ -24,26 +24,27 @@ from typing import Callable
 import numpy as np
 
 from core.base.store import Store
-from core.gaps import pii
+from core.gaps import model, pii
+from core.gaps.adoption import Adoption
+from core.gaps.labels import topic_label
 from core.gaps.matching import GapTuning, StoredVariants, best_match, comparable, has_content, words
-from core.gaps.model import Gap, GapError, gap_of_row, gaps_csv, require_editor, stamp, topic_label
+from core.gaps.model import Gap, GapError, gap_of_row, gaps_csv, require_editor, stamp
+from core.gaps.purging import DEFAULT_RETENTION_DAYS, Purging  # noqa: F401  (DEFAULT_RETENTION_DAYS: re-exported)
 from core.gaps.reshaping import Reshaping
 from core.knowledge import sources as sources_mod
 from core.knowledge.embeddings import Embedder
-from core.tenancy import retention, tenants
-from core.tenancy.context import AuthError, TenantContext, local_operator
-from core.tenancy.tenants import list_tenants
+from core.tenancy import retention
+from core.tenancy.context import TenantContext
 
 log = logging.getLogger(__name__)
 
 UNCOVERED_REASONS = ("not_covered", "withheld_unsupported", "partial")
 FAULT_REASONS = ("transport_error", "tool_error", "truncated")
 STATUSES = ("open", "closed", "reopened")
-DEFAULT_RETENTION_DAYS = 30
 PURGE_EVERY_SECONDS = 3600
 
 
-class Backlog(Reshaping):
+class Backlog(Reshaping, Purging, Adoption):
     """The backlog of one process: the store, the embedder that merges variants, a clock."""
 
     def __init__(self, store: Store, embedder: Embedder,
@@ -53,7 +54,7 @@ class Backlog(Reshaping):
         self.clock = clock or store.clock.now  # the runtime's one clock unless a test passes its own
         #: called as (ctx, merged gap id, target gap id) inside a merge's transaction
         self.on_merge: list[Callable[[TenantContext, int, int], None]] = []
-        self._cache: dict[int, StoredVariants] = {}
+        self._cache: dict[tuple[int, str], StoredVariants] = {}  # by (tenant, gap kind)
         self._lock = threading.RLock()
         self._purged_at: dict[int, float] = {}
         self._compact_pending = False  # a purge could not truncate the WAL: the next one tries again
@@ -62,10 +63,17 @@ class Backlog(Reshaping):
     def record(self, ctx: TenantContext, question: str, language: str, channel: str, conversation_id: str,
                reason: str = "not_covered") -> int | None:
         """Record an uncovered question; returns its gap id, or None when masking failed (nothing stored)."""
+        recorded = self.record_variant(ctx, question, language, channel, conversation_id, reason)
+        return recorded[0] if recorded else None
+
+    def record_variant(self, ctx: TenantContext, question: str, language: str, channel: str, conversation_id: str,
+                       reason: str = "not_covered") -> tuple[int, int] | None:
+        """As :meth:`record`, (gap id, variant id); a variant joins only gaps of its kind (:mod:`core.gaps.model`)."""
         if reason in FAULT_REASONS:
             raise GapError(f"'{reason}' is a fault, not an absence of knowledge: faults never open gaps.")
-        if reason not in UNCOVERED_REASONS:
+        if reason not in (*UNCOVERED_REASONS, model.NOT_HELPFUL):
             raise GapError(f"Unknown gap reason {reason!r}; use one of {', '.join(UNCOVERED_REASONS)}.")
+        kind = model.NOT_HELPFUL if reason == model.NOT_HELPFUL else model.UNCOVERED
         try:
             masked = pii.mask(question, language).text
         except pii.MaskingError as exc:
@@ -77,16 +85,16 @@ class Backlog(Reshaping):
         ws = words(content, language)
         now = stamp(self.clock)
         with self._lock, self.store.write() as db:
-            variants = self._variants(ctx)
+            variants = self._variants(ctx, kind)
             match = None
             if variants.matrix is not None and has_content(ws, masked):
                 match = best_match(vector, ws, language, variants.matrix, variants.ids, variants.gap_ids,
                                    variants.words, variants.languages, self.tuning)
             if match is None:
                 gap_id = db.execute(
-                    "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels) "
-                    "VALUES (?, ?, 'open', 0, ?, ?, '[]', '[]')",
-                    [ctx.tenant_id, topic_label(masked, language), now, now]).lastrowid
+                    "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels, "
+                    "kind) VALUES (?, ?, 'open', 0, ?, ?, '[]', '[]', ?)",
+                    [ctx.tenant_id, topic_label(masked, language), now, now, kind]).lastrowid
                 self._history(ctx, gap_id, "opened", "agent", sample=masked, detail={"channel": channel})
             else:
                 gap_id = match.gap_id
@@ -106,7 +114,7 @@ class Backlog(Reshaping):
             variants.version = self._bump(ctx)
         if time.monotonic() - self._purged_at.get(ctx.tenant_id, float("-inf")) > PURGE_EVERY_SECONDS:
             self.purge(ctx)  # retention runs on its own in a long-lived process, hourly per tenant
-        return gap_id
+        return gap_id, variant_id
 
     def _count(self, ctx: TenantContext, gap_id: int, language: str, channel: str, now: str) -> None:
         row = self.store.query("SELECT languages, channels FROM gaps WHERE tenant_id = ? AND id = ?",
@@ -118,23 +126,23 @@ class Backlog(Reshaping):
             "WHERE tenant_id = ? AND id = ?",
             [now, json.dumps(languages), json.dumps(channels), ctx.tenant_id, gap_id])
 
-    def _variants(self, ctx: TenantContext) -> StoredVariants:
+    def _variants(self, ctx: TenantContext, kind: str) -> StoredVariants:
         version = self._version(ctx)
-        cached = self._cache.get(ctx.tenant_id)
+        cached = self._cache.get((ctx.tenant_id, kind))
         if cached is not None and cached.version == version:
             return cached
         fresh = StoredVariants(version)
         vectors = []
         for row in self.store.db.execute(
-                "SELECT id, gap_id, words, language, vector FROM gap_variants WHERE tenant_id = ? ORDER BY id",
-                [ctx.tenant_id]).fetchall():
+                "SELECT id, gap_id, words, language, vector FROM gap_variants WHERE tenant_id = ? AND (reason = ?) = ? "
+                "ORDER BY id", [ctx.tenant_id, model.NOT_HELPFUL, kind == model.NOT_HELPFUL]).fetchall():
             fresh.ids.append(row[0])
             fresh.gap_ids.append(row[1])
             fresh.words.append(json.loads(row[2]) if row[2] is not None else None)
             fresh.languages.append(row[3])
             vectors.append(np.frombuffer(row[4], dtype=np.float32))
         fresh.matrix = np.vstack(vectors) if vectors else None
-        self._cache[ctx.tenant_id] = fresh
+        self._cache[(ctx.tenant_id, kind)] = fresh
         return fresh
 
     def _version(self, ctx: TenantContext) -> int:
@@ -165,11 +173,11 @@ class Backlog(Reshaping):
         self.store.db.execute("DELETE FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, from_id])
 
     def _insert_gap(self, ctx: TenantContext, label: str, count: int, first: str, last: str, languages: list[str],
-                    channels: list[str]) -> int:
+                    channels: list[str], kind: str = model.UNCOVERED) -> int:
         return self.store.db.execute(
-            "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels) "
-            "VALUES (?, ?, 'open', ?, ?, ?, ?, ?)",
-            [ctx.tenant_id, label, count, first, last, json.dumps(languages), json.dumps(channels)]).lastrowid
+            "INSERT INTO gaps (tenant_id, label, status, count, first_seen, last_seen, languages, channels, kind) "
+            "VALUES (?, ?, 'open', ?, ?, ?, ?, ?, ?)",
+            [ctx.tenant_id, label, count, first, last, json.dumps(languages), json.dumps(channels), kind]).lastrowid
 
     def _move_variants(self, ctx: TenantContext, variant_ids: list[int], gap_id: int) -> None:
         self.store.db.execute(
@@ -199,10 +207,12 @@ class Backlog(Reshaping):
 
     # -- reading ----------------------------------------------------------------------------------
     def gaps(self, ctx: TenantContext, status: str | None = None, language: str | None = None,
-             channel: str | None = None, order: str = "count") -> list[Gap]:
-        """This tenant's gaps, most asked first (or most recent with order='recent')."""
+             channel: str | None = None, order: str = "count", kind: str | None = None) -> list[Gap]:
+        """This tenant's gaps, most asked first (or most recent with order='recent'); ``kind``: of one kind only."""
         if status is not None and status not in STATUSES:
             raise GapError(f"Unknown status {status!r}; use one of {', '.join(STATUSES)}.")
+        if kind is not None and kind not in model.KINDS:
+            raise GapError(f"Unknown gap kind {kind!r}; use one of {', '.join(model.KINDS)}.")
         sql = "SELECT * FROM gaps WHERE tenant_id = ?"
         params: list = [ctx.tenant_id]
         if status:
@@ -210,8 +220,8 @@ class Backlog(Reshaping):
             params.append(status)
         sort = "last_seen DESC, id DESC" if order == "recent" else "count DESC, last_seen DESC, id DESC"
         gaps = [gap_of_row(row) for row in self.store.query(f"{sql} ORDER BY {sort}", params)]
-        return [g for g in gaps
-                if (language is None or language in g.languages) and (channel is None or channel in g.channels)]
+        return [g for g in gaps if (language is None or language in g.languages)
+                and (channel is None or channel in g.channels) and (kind is None or g.kind == kind)]
 
     def get(self, ctx: TenantContext, gap_id: int) -> Gap | None:
         rows = self.store.query("SELECT * FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, int(gap_id)])
@@ -238,11 +248,13 @@ class Backlog(Reshaping):
         return rows
 
     def trend(self, ctx: TenantContext, days: int = 30) -> list[dict]:
-        """Uncovered questions per day and language over the last ``days`` (counts survive purges)."""
+        """Uncovered questions per day and language over the last ``days`` (counts survive purges); the answers
+        marked unhelpful were answered, so they are not counted here."""
         since = (self.clock() - timedelta(days=days)).astimezone(timezone.utc).isoformat(timespec="seconds")
         return self.store.query(
-            "SELECT substr(at, 1, 10) AS day, language, channel, COUNT(*) AS questions FROM gap_variants "
-            "WHERE tenant_id = ? AND at >= ? GROUP BY day, language, channel ORDER BY day", [ctx.tenant_id, since])
+            "SELECT substr(at, 1, 10) AS day, language, channel, COUNT(*) AS questions FROM gap_variants WHERE "
+            "tenant_id = ? AND at >= ? AND reason != ? GROUP BY day, language, channel ORDER BY day",
+            [ctx.tenant_id, since, model.NOT_HELPFUL])
 
     def export_csv(self, ctx: TenantContext) -> str:
         latest = {gap.id: next((s["sample"] for s in self.samples(ctx, gap.id) if s["sample"]), "")
@@ -264,12 +276,37 @@ class Backlog(Reshaping):
         detail = {}
         if replay is not None:
             detail = {"replayed": len(replay), "answered": sum(1 for r in replay if r.get("answered"))}
+        if replay and gap.kind == model.NOT_HELPFUL:  # the answer marked unhelpful must be gone, not only "answered"
+            detail["changed"] = sum(1 for r in replay if r.get("changed"))
+            if not detail["changed"]:
+                raise GapError(model.UNCHANGED.format(gap=gap.id))
         with self._lock, self.store.write() as db:
             db.execute("UPDATE gaps SET status = 'closed', article_path = ?, closed_at = ?, closed_by = ? "
                        "WHERE tenant_id = ? AND id = ?", [path, now, ctx.actor, ctx.tenant_id, gap.id])
             self._history(ctx, gap.id, "closed", ctx.actor, article=path, detail=detail)
             self._bump(ctx)
         return self.require(ctx, gap.id)
+
+    def variant_gap(self, ctx: TenantContext, variant_id: int) -> int | None:
+        """The gap a variant belongs to now (merges and splits move variants), None when it is gone."""
+        rows = self.store.query("SELECT gap_id FROM gap_variants WHERE tenant_id = ? AND id = ?",
+                                [ctx.tenant_id, int(variant_id)])
+        return rows[0]["gap_id"] if rows else None
+
+    def withdraw(self, ctx: TenantContext, variant_id: int) -> None:
+        """Take one variant back (its 👎 became a 👍): the count follows; a gap it alone opened goes with it."""
+        gap = self.get(ctx, self.variant_gap(ctx, variant_id) or 0)
+        if gap is None:
+            return
+        with self._lock, self.store.write() as db:
+            db.execute("DELETE FROM gap_variants WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, int(variant_id)])
+            if gap.count <= 1 and gap.article_path is None:  # its variants and history go with it (foreign keys)
+                db.execute("DELETE FROM gaps WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, gap.id])
+            else:
+                db.execute("UPDATE gaps SET count = max(count - 1, 0) WHERE tenant_id = ? AND id = ?",
+                           [ctx.tenant_id, gap.id])
+                self._history(ctx, gap.id, "withdrawn", "feedback", detail={"variant": int(variant_id)})
+            self._bump(ctx)
 
     def reopen(self, ctx: TenantContext, gap_id: int) -> Gap:
         """Reopen by hand (an editor changed their mind); automatic reopening happens in ``record``."""
@@ -321,32 +358,6 @@ class Backlog(Reshaping):
                 "(article_path = ? OR (article_path >= ? AND article_path < ?))",
                 [new, len(old) + 1, ctx.tenant_id, old, old + "/", old + "0"]).rowcount
 
-    # -- retention ------------------------------------------------------------------------------------
-    def retention_days(self, ctx: TenantContext) -> int:
-        days = tenants.retention_days(ctx, self.store)
-        return days if days is not None else DEFAULT_RETENTION_DAYS
-
-    def set_retention_days(self, ctx: TenantContext, days: int) -> None:
-        if not ctx.can("admin"):
-            raise AuthError("Only an admin can change how long samples are kept.")
-        if not 1 <= int(days) <= 3650:
-            raise GapError(f"Retention must be between 1 and 3650 days; got {days}.")
-        tenants.set_retention_days(ctx, self.store, int(days))
-
-    def purge(self, ctx: TenantContext) -> int:
-        """Retention for this tenant (:meth:`purge_tenant`); returns the number of gap samples purged."""
-        return self.purge_tenant(ctx)["samples"]
-
-    def purge_tenant(self, ctx: TenantContext, compact: bool = True) -> dict[str, int]:
-        """Delete this tenant's gap samples older than its sample retention and its private logs (turns,
-        logged questions, handoff transcripts: :mod:`core.tenancy.retention`) older than its log retention.
-        The entries, their counts and the daily trend stay. ``compact`` pushes the purged bytes out of the files."""
-        self._purged_at[ctx.tenant_id] = time.monotonic()
-        counts = {"samples": self._purge_samples(ctx), **retention.purge_private_logs(ctx, self.store, self.clock())}
-        if compact and (any(counts.values()) or self._compact_pending):
-            self._compact_pending = not retention.compact(self.store)
-        return counts
-
     def _purge_samples(self, ctx: TenantContext) -> int:
         cutoff = retention.cutoff(self.clock(), self.retention_days(ctx))
         with self._lock, self.store.write() as db:
@@ -359,34 +370,6 @@ class Backlog(Reshaping):
             if purged:
                 self._bump(ctx)
         return purged
-
-    def purge_all(self) -> dict[str, dict[str, int]]:
-        """Purge every tenant, then compact once (the app calls this on start and on a schedule; ``python -m
-        core purge``): {slug: {what: rows purged}}."""
-        out = {t["slug"]: self.purge_tenant(local_operator(self.store, t["slug"], "retention"), compact=False)
-               for t in sorted(list_tenants(self.store), key=lambda t: t["id"])}
-        self._compact_pending = not retention.compact(self.store)
-        return out
-
-    def adopt_raw_events(self) -> int:
-        """Move rows of the pre-backlog ``gap_events`` table (raw questions) into the backlog, masked.
-
-        Each row is recorded as a variant at its original time and then deleted, so raw text leaves the
-        disk; a row whose masking fails is deleted too (fail closed: nothing unmasked is kept)."""
-        moved = 0
-        tenant_ids = [r["tenant_id"] for r in self.store.query("SELECT DISTINCT tenant_id FROM gap_events")]
-        slugs = {t["id"]: t["slug"] for t in list_tenants(self.store)} if tenant_ids else {}
-        for slug in (slugs[i] for i in tenant_ids if i in slugs):
-            ctx = local_operator(self.store, slug, "migration")
-            for row in self.store.query("SELECT * FROM gap_events WHERE tenant_id = ? ORDER BY id", [ctx.tenant_id]):
-                at = datetime.fromisoformat(row["at"])
-                then = Backlog(self.store, self.embedder, self.tuning, clock=lambda at=at: at)  # recorded as of then
-                reason = row["reason"] if row["reason"] in UNCOVERED_REASONS else "not_covered"
-                if then.record(ctx, row["question"], row["language"], row["channel"], row["conversation_id"], reason):
-                    moved += 1
-                with self.store.write() as db:
-                    db.execute("DELETE FROM gap_events WHERE tenant_id = ? AND id = ?", [ctx.tenant_id, row["id"]])
-        return moved
 
 
 def gaps_with_article_at(ctx: TenantContext, store: Store, base: str) -> list[dict]:

@@ -5,7 +5,8 @@ module decides what moves where; the SQL on the gap tables stays in :mod:`core.g
 """
 from __future__ import annotations
 
-from core.gaps.model import Gap, GapError, require_editor, stamp, topic_label
+from core.gaps.labels import topic_label
+from core.gaps.model import Gap, GapError, require_editor, stamp
 from core.tenancy.context import TenantContext
 
 
@@ -17,6 +18,11 @@ class Reshaping:
         others = [self.require(ctx, g) for g in dict.fromkeys(int(i) for i in other_ids) if int(g) != target.id]
         if not others:
             raise GapError("Name at least one other gap to merge into this one.")
+        mixed = [o for o in others if o.kind != target.kind]
+        if mixed:  # a refusal needs an article that answers, an unhelpful answer one that changes it: kept apart
+            raise GapError(f"Gap {mixed[0].id} is “{mixed[0].kind_label}” and gap {target.id} is "
+                           f"“{target.kind_label}”: gaps of different kinds are not merged (each is closed by its own "
+                           "check).")
         with self._lock, self.store.write():
             for other in others:
                 for follow in self.on_merge:  # what links to a gap follows it (handoffs: wired by the runtime)
@@ -47,7 +53,7 @@ class Reshaping:
                              f"Split from gap {gap.id}")
         with self._lock, self.store.write():
             new_id = self._insert_gap(ctx, name, len(rows), first, last, sorted({r["language"] for r in rows}),
-                                      sorted({r["channel"] for r in rows}))
+                                      sorted({r["channel"] for r in rows}), gap.kind)
             self._move_variants(ctx, [r["id"] for r in rows], new_id)
             left = self._variant_stamps(ctx, gap.id)
             self._set_counts(ctx, gap.id, max(gap.count - len(rows), len(left)), min(r["at"] for r in left),

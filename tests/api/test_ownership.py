@@ -71,7 +71,11 @@ def test_a_foreign_conversation_answers_exactly_like_a_missing_one(api, rt, acme
     def poll(conversation_id):
         return api.client.get(f"/v1/conversations/{conversation_id}/replies", headers=headers)
 
-    for ask in (chat, poll):
+    def rate(conversation_id):  # answer feedback: the turn id does not matter, the conversation is checked first
+        return api.client.post(f"/v1/conversations/{conversation_id}/turns/1/feedback", json={"rating": "down"},
+                               headers=headers)
+
+    for ask in (chat, poll, rate):
         missing = answer(ask(MISSING))
         assert missing[0] == 404 and b"conversation_not_found" in missing[1]
         for what, conversation_id in foreign.items():

@@ -15,7 +15,8 @@ ADMIN_TOKEN = "schema-test-admin-token"
 CHECKS = [checks.not_a_server_error, checks.status_code_conformance, checks.content_type_conformance,
           checks.response_schema_conformance]
 EXAMPLES = 25
-OPERATIONS = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies", "GET /v1/admin/questions",
+OPERATIONS = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies",
+              "POST /v1/conversations/{conversation_id}/turns/{turn_id}/feedback", "GET /v1/admin/questions",
               "GET /v1/admin/turns", "GET /", "GET /v1/health", "GET /widget.js", "GET /demo"]
 
 
@@ -36,7 +37,8 @@ def test_the_schema_lists_every_operation(api):
 
 
 #: Operations that take parameters or a body, so that invalid ones can be generated for them.
-WITH_INPUT = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies", "GET /v1/admin/questions",
+WITH_INPUT = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies",
+              "POST /v1/conversations/{conversation_id}/turns/{turn_id}/feedback", "GET /v1/admin/questions",
               "GET /v1/admin/turns"]
 CASES = ([(label, GenerationMode.POSITIVE) for label in OPERATIONS]
          + [(label, GenerationMode.NEGATIVE) for label in WITH_INPUT])

@@ -98,7 +98,8 @@ def run_purge(rt, capsys) -> dict:
 
 def test_purge_91_days_later_leaves_no_raw_value_in_the_data_dir(kb, rt, clock, settings, capsys):
     converse(rt, kb)
-    assert retention.registered() == ["core.channels.conversations", "core.channels.handoff", "core.knowledge.browse"]
+    assert retention.registered() == ["core.channels.conversations", "core.channels.handoff", "core.gaps.feedback",
+                                      "core.knowledge.browse"]
     rt.knowledge.read(kb, "politicas/envios")  # the read log names who read (an identified customer's id)
     assert set(hits(settings.data_dir, RAW)) == set(RAW)  # the logs hold them, as P4 requires
     before = backlog_state(rt, kb)
@@ -109,7 +110,7 @@ def test_purge_91_days_later_leaves_no_raw_value_in_the_data_dir(kb, rt, clock, 
     purged = run_purge(rt, capsys)
 
     assert purged["acme"] == {"samples": 4, "turns": 4, "questions": 4, "conversations": 2, "transcripts": 2,
-                              "reads": 1}
+                              "reads": 1, "feedback": 0}
     assert rt.knowledge.log(kb) == []
     assert hits(settings.data_dir, RAW) == {}
     after = backlog_state(rt, kb)
@@ -122,14 +123,14 @@ def test_purge_91_days_later_leaves_no_raw_value_in_the_data_dir(kb, rt, clock, 
     assert all(h["transcript"] == [] and [r["text"] for r in h["replies"]] == [""]
                for h in handoff.handoffs(kb, rt.store, None))
     assert run_purge(rt, capsys)["acme"] == {"samples": 0, "turns": 0, "questions": 0, "conversations": 0,
-                                             "transcripts": 0, "reads": 0}
+                                             "transcripts": 0, "reads": 0, "feedback": 0}
 
 
 def test_within_the_retention_nothing_private_is_purged(kb, rt, clock, capsys):
     converse(rt, kb)
     clock.moment = T0 + timedelta(days=89)
     assert run_purge(rt, capsys)["acme"] == {"samples": 4, "turns": 0, "questions": 0, "conversations": 0,
-                                             "transcripts": 0, "reads": 0}  # the masked samples' own 30 days are over
+                                             "transcripts": 0, "reads": 0, "feedback": 0}  # the samples' 30 days
     assert len(conversations.question_log(kb, rt.store)) == 4
     assert all(len(h["transcript"]) == 2 for h in handoff.handoffs(kb, rt.store, None))
 

@@ -15,7 +15,7 @@ from core.knowledge import sources
 from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant
 from pages import common
-from tests.apptest import signed_in
+from tests.apptest import settle, signed_in
 from tests.fakes import ScriptedProvider
 
 APP = Path(__file__).resolve().parents[2] / "app.py"
@@ -150,6 +150,7 @@ def test_close_with_an_existing_article_replays_the_samples_then_closes(runtime,
     at.selectbox(key=f"existing_{gap}").set_value("faq/descuentos").run()
     at.button(key=f"check_existing_{gap}").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    settle(at)  # trained and replayed in the background
     check = next(d.value for d in at.dataframe if "Answered" in d.value.columns)
     # the two distinct samples (a repeat is replayed once)
     assert len(check) == 2 and set(check["Answered"]) <= {"✓", "✗"}
@@ -190,6 +191,7 @@ def test_write_publish_train_check_and_close(runtime, acme):
         "No vendemos patinetes eléctricos; solo bicicletas, bicicletas eléctricas y accesorios.").run()
     at.button(key=f"publish_{gap}").click().run()
     assert not at.exception, [e.value for e in at.exception]
+    settle(at)  # trained and replayed in the background
     article = sources.get(ctx, runtime.store, "faq/patinetes")
     assert article is not None and not article.changed  # published and trained
     assert runtime.backlog.draft(ctx, gap)["path"] == "faq/patinetes"

@@ -19,6 +19,7 @@ from core.knowledge.training import chunk_source
 from core.tenancy.context import local_operator, login
 from core.tenancy.tenants import create_tenant, create_user
 from pages import common
+from tests.apptest import settle
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "sources.py")
 PASSWORD = "a long test password"
@@ -234,12 +235,12 @@ def test_train_with_a_progress_bar_and_a_summary(runtime, acme, monkeypatch):
     at = open_page(runtime, monkeypatch)
     at.button(key="src_train").click()
     run(at)
-    assert at.get("progress")[0].proto.value == 100
+    settle(at)  # the training runs in the background (its live progress: tests/pages/test_progress.py)
     assert any("1 source(s) trained into 1 chunk(s)" in s.value for s in at.success)
     assert {m.label: m.value for m in at.metric}["Changed since training"] == "0"
     assert not sources.get(acme, runtime.store, "tienda/horario").changed
     at.button(key="src_train").click()
-    run(at)
+    settle(run(at))
     assert "Nothing changed since the last training." in [i.value for i in at.info]
 
 
@@ -272,7 +273,7 @@ def test_upload_files_a_folder_and_a_zip(runtime, acme, monkeypatch):
         ("taller/frenos/ajuste.txt", b"Ajusta las pastillas de freno cada 500 km.", "text/plain"),
     ])
     at.button(key="upload_import").click()
-    run(at)
+    settle(run(at))  # imported in the background
     guide = sources.get(acme, runtime.store, "manuales/guia")
     assert guide is not None and guide.title == "Guía de montaje" and guide.type == "file"
     assert sources.get(acme, runtime.store, "manuales/taller/frenos/ajuste") is not None
@@ -286,7 +287,7 @@ def test_upload_files_a_folder_and_a_zip(runtime, acme, monkeypatch):
     at.text_input(key="upload_prefix").set_value("")
     at.file_uploader(key="upload_files_1").set_value(("catalogo.zip", archive.getvalue(), "application/zip"))
     at.button(key="upload_import").click()
-    run(at)
+    settle(run(at))  # imported in the background
     assert sources.get(acme, runtime.store, "catalogo/bicis/urbana").title == "Bici urbana"
     errors = [e.value for e in at.error]
     assert any("unsafe path" in e for e in errors) and any("'.exe' is not supported" in e for e in errors)
@@ -340,7 +341,7 @@ def test_train_while_another_process_trains_says_so_and_changes_nothing(runtime,
     lock = FileLock(runtime.settings.data_dir / "locks" / f"training-{acme.tenant_id}.lock")
     with lock.exclusive(1, what="training acme"):
         at.button(key="src_train").click()
-        run(at)
+        settle(run(at))
     warning = " ".join(w.value for w in at.warning)
     assert "A training of 'acme' is already running (process " in warning and "train again when it is done" in warning
     assert sources.get(acme, runtime.store, "tienda/horario").changed
