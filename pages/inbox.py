@@ -92,13 +92,25 @@ def _reopen(rt: Runtime, ctx: TenantContext, handoff_id: int) -> None:
 
 
 # -- one handoff -------------------------------------------------------------------------------------------
-def show_turn(turn: dict) -> None:
+def handed_off_here(turn: dict, reason: str) -> bool:
+    """Is this (the transcript's last) turn the one that handed the conversation over? A handoff is queued right
+    after the turn that asked for it, so it is when the turn says so, or when it is the uncovered question that
+    made a second one (a transcript stored before the turn's status said "handoff")."""
+    trace = turn.get("trace") if isinstance(turn.get("trace"), dict) else {}
+    return (turn.get("status") == "handoff" or bool(trace.get("handoff"))
+            or (reason.startswith("not_covered") and turn.get("status") in ("abstained", "partial")))
+
+
+def show_turn(turn: dict, handoff_reason: str = "") -> None:
+    """A customer turn and the agent's answer; ``handoff_reason`` (markdown) marks the turn that handed off."""
     with st.chat_message("user"):
         st.caption(f"Customer · {stamp(turn.get('at'))}")
         st.markdown(md(turn.get("question")))
     with st.chat_message("assistant"):
-        label, colour = turn_status.badge(turn.get("status"), turn.get("trace"))
+        label, colour = turn_status.badge("handoff" if handoff_reason else turn.get("status"), turn.get("trace"))
         st.badge(label, color=colour)
+        if handoff_reason:
+            st.caption(f"Handed off because of {handoff_reason}")
         st.markdown(md(turn.get("answer")) or "*(no answer)*")
         if turn_status.missing(turn.get("trace")):
             st.caption(f"Not in the material: {turn_status.missing(turn.get('trace'))} (the answer gave the closest "
@@ -114,11 +126,13 @@ def show_reply(item: dict) -> None:
         st.markdown(md(item.get("text")))
 
 
-def transcript(rt: Runtime, ctx: TenantContext, item: dict) -> None:
-    """The conversation up to the handoff, then what followed: later turns and the team's replies, in time order."""
+def transcript(rt: Runtime, ctx: TenantContext, item: dict, catalog: dict[str, str]) -> None:
+    """The conversation up to the handoff, then what followed: later turns and the team's replies, in time order.
+    The turn that handed off is shown as a handoff, with its reason."""
     turns = item["transcript"]
-    for turn in turns:
-        show_turn(turn)
+    for n, turn in enumerate(turns, start=1):
+        last = n == len(turns) and handed_off_here(turn, item["reason"])
+        show_turn(turn, reason_text(item["reason"], catalog) if last else "")
     if not turns:
         st.caption("The conversation had no turns when it was handed off.")
     st.caption(f":violet[:material/support_agent:] **Handed to a person** {stamp(item['created_at'])}")
@@ -239,7 +253,7 @@ def show_handoff(rt: Runtime, ctx: TenantContext, item: dict, catalog: dict[str,
         item_flash(item["id"]).show()
         left, right = st.columns([3, 2], gap="large")
         with left:
-            transcript(rt, ctx, item)
+            transcript(rt, ctx, item, catalog)
         with right:
             details(rt, ctx, item, catalog, convo)
             st.divider()

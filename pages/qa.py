@@ -1,6 +1,7 @@
 """QA suites (Q2): saved cases with what the agent must do (answer citing a source, answer in part, abstain,
-hand off, propose a card), a run with a progress bar, the pass rate, why each case failed, the diff against the
-previous run, and JSONL import/export.
+hand off, propose a card; what the answer must say and must not say), numbered per suite, a run with a progress
+bar, the pass rate, why each case failed, the diff against the previous run, and JSONL import/export. The cases
+tab lives in :mod:`pages.qa_cases`, the failure details in :mod:`pages.qa_failures`.
 
 Runs are rehearsals: the agent answers each case in an in-memory conversation, so nothing reaches the
 conversation log, the gap backlog or the handoff queue. Changing suites needs the qa role (or admin);
@@ -12,21 +13,14 @@ import pandas as pd
 import streamlit as st
 
 from core.base.errors import UserError
-from core.channels.conversations import CHANNELS
 from core.qa import cases as qa_cases, runs as qa_runs, suites as qa
 from core.runtime import Runtime
-from core.tenancy.context import SUPPORT_CHANNELS, TenantContext
-from pages import common
+from core.tenancy.context import TenantContext
+from pages import common, qa_cases as cases_ui, qa_failures, qa_run
 from pages.display import stamp
 
-#: Errors whose message is written for the user: shown as is, never as a traceback.
-EXPECT_LABELS = {"answered": "answered (optionally citing a source)",
-                 "partial": "partial (says what the material does not mention, then the closest facts)",
-                 "abstains": "abstains (a partial answer does not pass)",
-                 "handoff": "hands off to a person", "card": "proposes a card (not built yet)"}
 MARK = {"PASS": "color: #188038; font-weight: bold", "FAIL": "color: #d93025; font-weight: bold"}
-FLASH = "qa_flash"
-NEW = 0  # the case selector's "new case" entry
+FLASH = cases_ui.FLASH
 
 
 _flash = common.Flash(FLASH)
@@ -85,95 +79,13 @@ def suite_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit: 
                 st.rerun()
 
 
-# -- cases ------------------------------------------------------------------------------------------------------
-def cases_table(cases: list[qa_cases.Case]) -> None:
-    frame = pd.DataFrame({
-        "#": [c.id for c in cases],
-        "Question": [c.question for c in cases],
-        "Earlier messages": [" → ".join(c.prefix) for c in cases],
-        "Channel": [c.channel for c in cases],
-        "Expectation": [c.expectation for c in cases],
-        "Note": [c.note for c in cases],
-    })
-    st.dataframe(frame, hide_index=True, key="qa_cases_table", height=min(38 + 35 * len(cases), 420),
-                 column_config={"#": st.column_config.NumberColumn(width=50, format="%d"),
-                                "Question": st.column_config.TextColumn(width="large"),
-                                "Earlier messages": st.column_config.TextColumn(width="medium"),
-                                "Channel": st.column_config.TextColumn(width="small")})
-
-
-def case_form(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, case: qa_cases.Case | None,
-              can_edit: bool) -> None:
-    """One form for a new case (``case`` None) or for editing one; keys carry the case so values refill."""
-    ref = case.id if case else f"new_{suite.id}"
-    with st.form(f"qa_case_form_{ref}"):
-        question = st.text_area("Question", value=case.question if case else "", key=f"qa_question_{ref}", height=80,
-                                placeholder="¿Cuánto tarda un envío a Canarias?")
-        prefix = st.text_area("Earlier messages of the conversation (one per line, optional)", key=f"qa_prefix_{ref}",
-                              value="\n".join(case.prefix) if case else "", height=80,
-                              help="Asked first, in the same conversation: a follow-up is rewritten from them, and an "
-                                   "uncovered one counts toward the handoff rule.")
-        row = st.columns(2)
-        channel = row[0].selectbox("Channel", CHANNELS, key=f"qa_channel_{ref}",
-                                   index=CHANNELS.index(case.channel) if case else 0,
-                                   help="The second uncovered question hands off only in "
-                                        f"{', '.join(SUPPORT_CHANNELS)}.")
-        expect = row[1].selectbox("The agent must", qa_cases.EXPECTATIONS, key=f"qa_expect_{ref}",
-                                  index=qa_cases.EXPECTATIONS.index(case.expect) if case else 0,
-                                  format_func=lambda e: EXPECT_LABELS[e])
-        row = st.columns(2)
-        cite = row[0].text_input("Cite (with 'answered' or 'partial'): a source path or a folder",
-                                 key=f"qa_cite_{ref}", value=case.cite if case else "", placeholder="politicas/envios")
-        card = row[1].text_input("Card (with 'proposes a card')", key=f"qa_card_{ref}", value=case.card if case else "")
-        note = st.text_input("Note (why this case matters)", key=f"qa_note_{ref}", value=case.note if case else "")
-        buttons = st.columns([1, 1, 3])
-        save = buttons[0].form_submit_button("Save changes" if case else "Add case", type="primary",
-                                             key=f"qa_save_{ref}", disabled=not can_edit)
-        delete = buttons[1].form_submit_button("Delete case", key=f"qa_delete_case_{ref}",
-                                               disabled=not can_edit) if case else False
-    fields = {"prefix": [m for m in prefix.splitlines() if m.strip()], "channel": channel, "expect": expect,
-              "cite": cite if expect in qa_cases.CITING else "", "card": card if expect == "card" else "", "note": note}
-    try:
-        if save and case:
-            qa.edit_case(ctx, rt.store, case.id, question, **fields)
-            flash("success", f"Case #{case.id} saved.")
-        elif save:
-            added = qa.add_case(ctx, rt.store, suite.id, question, **fields)
-            for name in ("question", "prefix", "cite", "card", "note"):  # a fresh form; channel and expectation stay
-                st.session_state.pop(f"qa_{name}_{ref}", None)
-            flash("success", f"Case #{added.id} added: {added.expectation}.")
-        elif delete:
-            qa.delete_case(ctx, rt.store, case.id)
-            st.session_state.pop(f"qa_case_{suite.id}", None)
-            flash("success", f"Case #{case.id} deleted (its past results stay with their runs).")
-        else:
-            return
-    except UserError as exc:
-        st.error(str(exc))
-        return
-    st.rerun()
-
-
-def cases_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, cases: list[qa_cases.Case],
-              can_edit: bool) -> None:
-    if cases:
-        cases_table(cases)
-    else:
-        st.info("This suite has no cases yet: add one below, or import a JSONL file.", icon=":material/checklist:")
-    by_id = {c.id: c for c in cases}
-    key = f"qa_case_{suite.id}"
-    if st.session_state.get(key) not in (NEW, *by_id):
-        st.session_state[key] = NEW
-    chosen = st.selectbox("Case", [NEW, *by_id], key=key,
-                          format_func=lambda i: "➕ New case" if i == NEW else f"#{i} · {by_id[i].question[:80]}")
-    case_form(rt, ctx, suite, by_id.get(chosen), can_edit)
-
-
 # -- import / export -------------------------------------------------------------------------------------------
 def import_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit: bool) -> None:
-    st.caption('One case per line: `{"question": "¿Puedo pagar a plazos?", "expect": "answered", "cite": "faq"}`. '
+    st.caption('One case per line: `{"question": "…", "expect": "answered", "cite": "folder/document", '
+               '"facts": ["what the answer must say"], "forbidden": ["what it must not say"]}`. '
                f"Fields: {', '.join(qa_cases.FIELDS)}; expect is one of {', '.join(qa_cases.EXPECTATIONS)}. "
-               "A bad line imports nothing; a case already in the suite is skipped.")
+               "A bad line imports nothing; a case already in the suite is skipped. Imported cases take the "
+               "suite's next numbers.")
     left, right = st.columns([3, 1], gap="large")
     with left:
         upload = st.file_uploader("JSONL file", type=["jsonl", "json", "txt"], key=f"qa_upload_{suite.id}",
@@ -208,38 +120,26 @@ def import_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite, can_edit:
 
 # -- runs -------------------------------------------------------------------------------------------------------
 def run_now(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite) -> None:
-    bar = st.progress(0.0, text=f"Running {suite.cases} case(s)…")
-
-    def progress(done: int, total: int, result: qa_runs.CaseResult) -> None:
-        bar.progress(done / total, text=f"Case {done}/{total}: {result.case['question'][:70]}")
-
-    try:
-        run = qa_runs.run_suite(ctx, rt, suite.id, progress=progress)
-    except UserError as exc:
-        bar.empty()
-        st.error(str(exc))
-        return
-    bar.empty()
-    st.session_state[f"qa_run_{suite.id}"] = run.id
+    qa_run.start(rt, ctx, suite)  # in the background: qa_run.watch shows its progress, then the run
 
 
 def results_table(run: qa_runs.Run) -> None:
     frame = pd.DataFrame({
         "Result": ["PASS" if r.passed else "FAIL" for r in run.results],
-        "#": [r.case_id for r in run.results],
+        "#": [r.number for r in run.results],
         "Question": [r.case["question"] for r in run.results],
-        "Channel": [r.case.get("channel", "web") for r in run.results],
         "Expected": [qa_cases.describe(r.case) for r in run.results],
         "Got": [r.status for r in run.results],
-        "Cited": [", ".join(r.paths) for r in run.results],
         "Why it failed": [r.detail for r in run.results],
+        "Channel": [r.case.get("channel", "web") for r in run.results],
+        "Cited": [", ".join(r.paths) for r in run.results],
         "Latency (ms)": [r.latency_ms for r in run.results],
     })
+    rows = qa_failures.row_height(run.results)  # tall enough for a reason over several lines
     st.dataframe(frame.style.map(lambda v: MARK.get(v, ""), subset=["Result"]), hide_index=True,
-                 key=f"qa_results_{run.id}", height=min(38 + 35 * len(run.results), 460),
-                 column_config={"#": st.column_config.NumberColumn(width=50, format="%d"),
-                                "Question": st.column_config.TextColumn(width="large"),
-                                "Why it failed": st.column_config.TextColumn(width="large")})
+                 key=f"qa_results_{run.id}", row_height=rows, height=min(38 + (rows + 1) * len(run.results), 560),
+                 column_config=qa_failures.RESULT_COLUMNS)
+    qa_failures.details(run)
 
 
 def diff_view(rt: Runtime, ctx: TenantContext, run: qa_runs.Run) -> None:
@@ -253,31 +153,33 @@ def diff_view(rt: Runtime, ctx: TenantContext, run: qa_runs.Run) -> None:
         return
     if diff.changed:
         st.dataframe(pd.DataFrame({
-            "#": [c["case_id"] for c in diff.changed],
+            "#": [c["number"] for c in diff.changed],
             "Question": [c["question"] for c in diff.changed],
             "Change": ["FAIL → PASS" if c["after"] else "PASS → FAIL" for c in diff.changed],
             "Why it fails now": [c["detail"] for c in diff.changed],
-        }), hide_index=True, key=f"qa_diff_changed_{run.id}")
+        }), hide_index=True, key=f"qa_diff_changed_{run.id}", row_height=qa_failures.row_height(diff.changed),
+            column_config=qa_failures.DIFF_COLUMNS)
     if diff.cited:
         st.dataframe(pd.DataFrame({
-            "#": [c["case_id"] for c in diff.cited],
+            "#": [c["number"] for c in diff.cited],
             "Question": [c["question"] for c in diff.cited],
             "Now also cites": [", ".join(f"{x['id']} ({x['path']})" for x in c["added"]) for c in diff.cited],
             "No longer cites": [", ".join(f"{x['id']} ({x['path']})" for x in c["removed"]) for c in diff.cited],
         }), hide_index=True, key=f"qa_diff_cited_{run.id}")
-    notes = [f"new case #{c['case_id']} ({'pass' if c['passed'] else 'fail'})" for c in diff.new]
-    notes += [f"case #{c['case_id']} is no longer in the suite" for c in diff.gone]
+    notes = [f"new case #{c['number']} ({'pass' if c['passed'] else 'fail'})" for c in diff.new]
+    notes += [f"case #{c['number']} is no longer in the suite" for c in diff.gone]
     if notes:
         st.caption(" · ".join(notes))
 
 
 def run_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite) -> None:
     row = st.columns([1, 3], vertical_alignment="center")
-    if row[0].button("Run suite", icon=":material/play_arrow:", type="primary", key=f"qa_run_now_{suite.id}",
-                     disabled=not suite.cases, width="stretch"):
-        run_now(rt, ctx, suite)
+    row[0].button("Run suite", icon=":material/play_arrow:", type="primary", key=f"qa_run_now_{suite.id}",
+                  disabled=not suite.cases or qa_run.running(ctx) is not None, width="stretch",
+                  on_click=run_now, args=(rt, ctx, suite))
     row[1].caption("Each case is asked as a rehearsal: an in-memory conversation that leaves no conversation, "
                    "gap or handoff behind.")
+    qa_run.watch(ctx, suite)
     runs = qa_runs.list_runs(ctx, rt.store, suite.id)
     if not runs:
         st.info("Not run yet." if suite.cases else "Add cases first.")
@@ -301,7 +203,8 @@ def run_tab(rt: Runtime, ctx: TenantContext, suite: qa_cases.Suite) -> None:
     cols[2].metric("Failed", run.total - run.passed, border=True)
     cols[3].metric("Provider", run.provider or "—", border=True)
     if run.failed:
-        st.warning(f"{len(run.failed)} case(s) failed: the reason is in “Why it failed”.")
+        st.warning(f"{len(run.failed)} case(s) failed: the reason is in “Why it failed”, in full under “Why they "
+                   "failed”.")
     else:
         st.success("Every case passed.")
     results_table(run)
@@ -324,6 +227,7 @@ def main() -> None:
     if suites:
         if st.session_state.get("qa_suite") not in by_id:
             st.session_state["qa_suite"] = suites[0].id
+        cases_ui.keep_labels_fresh("qa_suite", suites[0].id)  # the label's count is this run's
         st.selectbox("Suite", list(by_id), key="qa_suite", format_func=lambda i: (
             f"{by_id[i].name} · {by_id[i].cases} case(s)"
             + (f" · last run {by_id[i].last_run['passed']}/{by_id[i].last_run['total']}" if by_id[i].last_run else "")))
@@ -338,11 +242,13 @@ def main() -> None:
         return
     suite = by_id[st.session_state["qa_suite"]]
     cases = qa.list_cases(ctx, rt.store, suite.id)
-    run, cases_, transfer, settings = st.tabs(["Run and results", f"Cases ({len(cases)})", "Import / export", "Suite"])
+    run, cases_, transfer, settings = cases_ui.remembered_tabs(
+        {"run": "Run and results", "cases": f"Cases ({len(cases)})", "transfer": "Import / export", "suite": "Suite"},
+        "qa_tab")
     with run:
         run_tab(rt, ctx, suite)
     with cases_:
-        cases_tab(rt, ctx, suite, cases, can_edit)
+        cases_ui.cases_tab(rt, ctx, suite, cases, can_edit)
     with transfer:
         import_tab(rt, ctx, suite, can_edit)
     with settings:

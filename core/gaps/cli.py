@@ -4,10 +4,12 @@ from __future__ import annotations
 import json
 import sys
 
+from core.gaps import relabeling
 from core.gaps.backlog import STATUSES, GapError
 
 PURGED_LABELS = {"samples": "gap samples", "turns": "turns", "questions": "logged questions",
-                 "conversations": "idle conversations", "transcripts": "handoff transcripts"}
+                 "conversations": "idle conversations", "transcripts": "handoff transcripts",
+                 "feedback": "feedback texts"}
 
 
 def _dump(data) -> None:
@@ -17,7 +19,7 @@ def _dump(data) -> None:
 def _row(gap) -> dict:
     return {"id": gap.id, "label": gap.label, "status": gap.status, "count": gap.count, "first_seen": gap.first_seen,
             "last_seen": gap.last_seen, "languages": list(gap.languages), "channels": list(gap.channels),
-            "article_path": gap.article_path}
+            "article_path": gap.article_path, "kind": gap.kind}
 
 
 def _list(args, backlog, ctx) -> int:
@@ -57,9 +59,12 @@ def _close(args, rt, ctx, gap_id: int) -> int:
     answered = sum(r["answered"] for r in replay)
     if not args.json:
         for r in replay:
-            print(f"  {'answered' if r['answered'] else 'NOT answered':<12} {r['sample']}"
-                  + (f"  (cites {', '.join(r['citations'])})" if r["citations"] else ""))
-        print(f"replay: {answered} of {len(replay)} stored samples are now answered")
+            said = ("changed" if r["changed"] else "SAME answer") if "changed" in r else (
+                "answered" if r["answered"] else "NOT answered")
+            print(f"  {said:<12} {r['sample']}" + (f"  (cites {', '.join(r['citations'])})" if r["citations"] else ""))
+        print(f"replay: {answered} of {len(replay)} stored samples are now answered"
+              + (f", {sum(bool(r.get('changed')) for r in replay)} differently from the answer marked unhelpful"
+                 if any("changed" in r for r in replay) else ""))
     if args.dry_run:
         if args.json:
             _dump({"replay": replay, "closed": False})
@@ -72,9 +77,23 @@ def _close(args, rt, ctx, gap_id: int) -> int:
     return 0
 
 
+def _relabel(args, backlog, ctx) -> int:
+    """Labels made before placeholders and their cues were kept out, recomputed (core/gaps/relabeling.py)."""
+    changes = relabeling.relabel(ctx, backlog, apply=not args.dry_run)
+    if args.json:
+        _dump({"changes": changes, "applied": not args.dry_run})
+        return 0
+    for change in changes:
+        print(f"#{change['id']}: {change['old']!r} -> {change['new']!r}")
+    done = "would be relabelled (dry run)" if args.dry_run else "relabelled"
+    print(f"{len(changes)} gap(s) {done}; gaps an editor renamed, and those with no sample left, keep their label.")
+    return 0
+
+
 def cmd_gaps(args, runtime, context) -> int:
     words = list(args.words)
-    action = words.pop(0) if words and words[0] in ("list", "show", "close", "reopen", "merge", "export") else "list"
+    action = words.pop(0) if words and words[0] in ("list", "show", "close", "reopen", "merge", "export",
+                                                    "relabel") else "list"
     if not words:
         raise GapError("Name the tenant: python -m core gaps SLUG [--status open] [--json]")
     rt = runtime()
@@ -82,6 +101,8 @@ def cmd_gaps(args, runtime, context) -> int:
     backlog = rt.backlog
     if action == "list":
         return _list(args, backlog, ctx)
+    if action == "relabel":
+        return _relabel(args, backlog, ctx)
     if not words:
         raise GapError(f"Give the gap id: python -m core gaps {action} {ctx.tenant_slug} GAP_ID")
     gap_id = int(words.pop(0))
@@ -123,13 +144,14 @@ def cmd_purge(args, runtime, context) -> int:
 def register(add) -> None:
     """Add the backlog's subcommands through ``add(name, func, help)`` of the CLI."""
     p = add("gaps", cmd_gaps, "the gap backlog: gaps SLUG | gaps show SLUG ID | gaps close SLUG ID --article PATH "
-                              "| gaps reopen SLUG ID | gaps merge SLUG TARGET OTHER...")
+                              "| gaps reopen SLUG ID | gaps merge SLUG TARGET OTHER... | gaps relabel SLUG [--dry-run]")
     p.add_argument("words", nargs="+", metavar="[action] SLUG [GAP_ID ...]")
     p.add_argument("--status", choices=STATUSES)
     p.add_argument("--language")
     p.add_argument("--channel")
     p.add_argument("--article", help="close: the source path of the article that answers the gap")
-    p.add_argument("--dry-run", action="store_true", help="close: only replay the samples, do not close")
+    p.add_argument("--dry-run", action="store_true", help="close: only replay the samples, do not close; relabel: "
+                                                          "only list the labels that would change")
     p = add("gaps-export", cmd_gaps_export, "the backlog as CSV on stdout")
     p.add_argument("slug")
     p = add("purge", cmd_purge, "delete gap samples and private logs (turns, logged questions, handoff transcripts) "

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING
 
 from core.agent.protocol import Message, Provider, TransportError
 from core.gaps.backlog import Gap
-from core.knowledge.sources import slug
+from core.gaps.labels import article_path
+from core.gaps.matching import PLACEHOLDER_RE
 from core.tenancy.context import TenantContext
 
 if TYPE_CHECKING:
@@ -54,7 +55,7 @@ def draft_article(ctx: TenantContext, rt: Runtime, gap_id: int, provider: Provid
     """A draft ``{path, title, content, drafted_by}`` for the gap; an LLM draft when ``provider`` is given."""
     gap = rt.backlog.require(ctx, gap_id)
     samples = list(dict.fromkeys(s["sample"] for s in rt.backlog.samples(ctx, gap.id) if s["sample"]))
-    path = f"faq/{slug(gap.label) or f'gap-{gap.id}'}"
+    path = article_path(gap.label, gap.id)  # the label and the path never carry a placeholder (core.gaps.labels)
     draft = {"path": path, "title": gap.label, "content": skeleton(gap, samples), "drafted_by": "template"}
     if provider is None or not samples:
         return draft
@@ -68,6 +69,6 @@ def draft_article(ctx: TenantContext, rt: Runtime, gap_id: int, provider: Provid
     if not text:
         return draft
     first, _, rest = text.partition("\n")
-    title = first.strip("# ").strip() or gap.label
-    return {"path": f"faq/{slug(title) or f'gap-{gap.id}'}", "title": title, "content": rest.strip() or text,
+    title = " ".join(PLACEHOLDER_RE.sub(" ", first.strip("# ")).split()) or gap.label  # never "<EMAIL>"
+    return {"path": article_path(title, gap.id), "title": title, "content": rest.strip() or text,
             "drafted_by": f"{reply.provider}:{reply.model}"}

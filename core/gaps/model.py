@@ -9,10 +9,18 @@ from datetime import datetime, timezone
 from typing import Callable
 
 from core.base.errors import UserError
-from core.base.language import content_words, fold
+from core.gaps.labels import clean_label
 from core.tenancy.context import AuthError, TenantContext
 
-LABEL_WORDS = 8
+#: The kinds of gap. ``uncovered``: the agent refused or answered only in part. ``not_helpful``: it answered, and the
+#: visitor marked the answer unhelpful (answer feedback, :mod:`core.gaps.feedback`). They never merge into each other:
+#: the first needs an article that answers, the second an answer that changes, and their replays check just that.
+UNCOVERED, NOT_HELPFUL = "uncovered", "not_helpful"
+KINDS = (UNCOVERED, NOT_HELPFUL)
+KIND_LABELS = {UNCOVERED: "not answered", NOT_HELPFUL: "answered but not helpful"}
+UNCHANGED = ("Gap {gap} is an answer marked unhelpful, and no stored question gets another answer from the replay "
+             "(the same answer, or none): change the article (or the sources it cites), train, and check again "
+             "before closing.")
 
 
 class GapError(UserError):
@@ -32,10 +40,15 @@ class Gap:
     channels: tuple[str, ...]
     closed_at: str | None = None
     closed_by: str | None = None
+    kind: str = UNCOVERED
 
     @property
     def is_open(self) -> bool:
         return self.status != "closed"
+
+    @property
+    def kind_label(self) -> str:
+        return KIND_LABELS.get(self.kind, self.kind)
 
 
 def stamp(clock: Callable[[], datetime]) -> str:
@@ -43,22 +56,12 @@ def stamp(clock: Callable[[], datetime]) -> str:
 
 
 def gap_of_row(row: dict) -> Gap:
-    return Gap(row["id"], row["label"], row["status"], row["article_path"], row["count"], row["first_seen"],
-               row["last_seen"], tuple(json.loads(row["languages"])), tuple(json.loads(row["channels"])),
-               row["closed_at"], row["closed_by"])
-
-
-def topic_label(masked: str, language: str) -> str:
-    """A short topic for the gap that outlives its samples: the sample's content words, original case."""
-    keep = set(content_words(masked, language))
-    out: list[str] = []
-    for token in masked.replace("¿", " ").replace("?", " ").split():
-        bare = token.strip(".,;:!¡()\"'")
-        if bare and fold(bare).lower() in keep and bare not in out:
-            out.append(bare)
-        if len(out) >= LABEL_WORDS:
-            break
-    return " ".join(out) or masked[:60]
+    """A gap as stored; its label never shows a placeholder (:func:`core.gaps.labels.clean_label`)."""
+    languages = tuple(json.loads(row["languages"]))
+    label = clean_label(row["label"], languages[0] if languages else "en")
+    return Gap(row["id"], label, row["status"], row["article_path"], row["count"], row["first_seen"],
+               row["last_seen"], languages, tuple(json.loads(row["channels"])), row["closed_at"], row["closed_by"],
+               row.get("kind") or UNCOVERED)
 
 
 def require_editor(ctx: TenantContext) -> None:
@@ -71,9 +74,9 @@ def gaps_csv(gaps: list[Gap], latest_sample: dict[int, str]) -> str:
     out = io.StringIO()
     writer = csv.writer(out)
     writer.writerow(["id", "label", "status", "count", "first_seen", "last_seen", "languages", "channels",
-                     "article_path", "closed_at", "closed_by", "latest_sample"])
+                     "article_path", "closed_at", "closed_by", "latest_sample", "kind"])
     for gap in gaps:
         writer.writerow([gap.id, gap.label, gap.status, gap.count, gap.first_seen, gap.last_seen,
                          " ".join(gap.languages), " ".join(gap.channels), gap.article_path or "",
-                         gap.closed_at or "", gap.closed_by or "", latest_sample.get(gap.id, "")])
+                         gap.closed_at or "", gap.closed_by or "", latest_sample.get(gap.id, ""), gap.kind])
     return out.getvalue()

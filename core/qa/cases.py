@@ -9,6 +9,7 @@ from core.base.errors import UserError
 from core.channels import conversations
 from core.channels.turn import UNCOVERED
 from core.knowledge import sources as sources_mod
+from core.qa.content import CONTENT_FIELDS, check_content, clean_content
 from core.tenancy.context import SUPPORT_CHANNELS, AuthError, TenantContext
 
 EXPECTATIONS = ("answered", "partial", "abstains", "handoff", "card")
@@ -18,7 +19,7 @@ EXPECTATIONS = ("answered", "partial", "abstains", "handoff", "card")
 EXPECTED_STATUS = {"answered": "answered", "partial": "partial", "abstains": "abstained", "handoff": "handoff"}
 #: the expectations whose answer is checked against ``cite`` (a partial answer cites its closest facts)
 CITING = ("answered", "partial")
-FIELDS = ("question", "prefix", "channel", "expect", "cite", "card", "note")
+FIELDS = ("question", "prefix", "channel", "expect", "cite", "facts", "forbidden", "card", "note")
 MAX_NAME_CHARS = 80
 MAX_NOTE_CHARS = 500
 MAX_PREFIX = conversations.MAX_HISTORY_TURNS - 1  # every earlier message still reaches the model
@@ -62,6 +63,13 @@ class Case:
     cite: str = ""
     card: str = ""
     note: str = ""
+    facts: tuple[str, ...] = ()  # texts the answer must contain (core.qa.content)
+    forbidden: tuple[str, ...] = ()  # texts it must not contain
+
+    @property
+    def number(self) -> int:
+        """The case's number in its suite (1, 2, …; never reused). ``id`` stays the global key runs compare by."""
+        return self.position
 
     def line(self) -> dict:
         """The case as one JSONL object (defaults left out, so a file stays short)."""
@@ -113,10 +121,13 @@ def _text(data: dict, key: str) -> str:
 
 
 def validate_case(data: dict) -> dict:
-    """The fields of a case (question, prefix, channel, expect, cite, card, note), checked and normalised.
+    """The fields of a case (question, prefix, channel, expect, cite, facts, forbidden, card, note), checked and
+    normalised.
 
     Raises QaError saying what is wrong. ``cite`` is a source path (or a folder: any source below it counts)
-    and belongs only to ``answered`` and ``partial``; ``card`` names the card and belongs only to ``card``."""
+    and belongs only to ``answered`` and ``partial``, like ``facts`` (texts the answer must say);
+    ``forbidden`` (texts it must not say) goes with any expectation; ``card`` names the card and belongs only
+    to ``card``."""
     if not isinstance(data, dict):
         raise QaError("A case must be a JSON object such as {\"question\": \"…\", \"expect\": \"abstains\"}.")
     unknown = sorted(set(data) - set(FIELDS))
@@ -157,8 +168,15 @@ def validate_case(data: dict) -> dict:
         raise QaError(f"'card' goes with expect 'card' only (this case expects '{expect}').")
     if len(note) > MAX_NOTE_CHARS:
         raise QaError(f"'note' has {len(note)} characters; the limit is {MAX_NOTE_CHARS}.")
+    try:
+        facts, forbidden = clean_content(data)
+    except ValueError as exc:
+        raise QaError(str(exc)) from exc
+    if facts and expect not in CITING:
+        raise QaError(f"'facts' go with expect 'answered' or 'partial' only (this case expects '{expect}'): "
+                      "an answer that is not given says nothing to check.")
     return {"question": question, "prefix": prefix, "channel": channel, "expect": expect, "cite": cite, "card": card,
-            "note": note}
+            "note": note, "facts": facts, "forbidden": forbidden}
 
 
 def case_line(fields: dict) -> dict:
@@ -169,27 +187,34 @@ def case_line(fields: dict) -> dict:
     if fields.get("channel", "web") != "web":
         line["channel"] = fields["channel"]
     line["expect"] = fields["expect"]
-    for key in ("cite", "card", "note"):
+    for key in ("cite", "facts", "forbidden", "card", "note"):
         if fields.get(key):
-            line[key] = fields[key]
+            line[key] = list(fields[key]) if key in CONTENT_FIELDS else fields[key]
     return line
 
 
 def describe(line: dict) -> str:
-    """'answered citing politicas/envios', 'partial citing tienda', 'abstains', 'hands off', 'proposes card X'."""
+    """'answered citing politicas/envios', 'partial citing tienda', 'abstains', 'hands off', 'proposes card X';
+    with what the answer must say and must not say: 'answered citing faq, saying “30 días”, never “gratis”'."""
     expect = line.get("expect", "")
     if expect in CITING:
-        return f"{expect} citing {line['cite']}" if line.get("cite") else expect
-    if expect == "handoff":
-        return "hands off"
-    if expect == "card":
-        return f"proposes card {line.get('card', '')}"
-    return expect
+        said = f"{expect} citing {line['cite']}" if line.get("cite") else expect
+    elif expect == "handoff":
+        said = "hands off"
+    elif expect == "card":
+        said = f"proposes card {line.get('card', '')}"
+    else:
+        said = expect
+    if line.get("facts"):
+        said += ", saying " + " and ".join(f"“{f}”" for f in line["facts"])
+    if line.get("forbidden"):
+        said += ", never " + " or ".join(f"“{f}”" for f in line["forbidden"])
+    return said
 
 
 def case_key(fields: dict) -> tuple:
     return (fields["question"], tuple(fields["prefix"]), fields["channel"], fields["expect"], fields["cite"],
-            fields["card"])
+            fields["card"], tuple(fields.get("facts") or ()), tuple(fields.get("forbidden") or ()))
 
 
 def cites(path: str, cite: str) -> bool:
@@ -229,8 +254,10 @@ def _mismatch(line: dict, status: str, done: str) -> str:
     return detail + "."
 
 
-def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict | None = None) -> tuple[bool, str]:
-    """Did the agent's last turn meet the case's expectation? (passed, why not)."""
+def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict | None = None,
+             answer: str = "") -> tuple[bool, str]:
+    """Did the agent's last turn meet the case's expectation? (passed, why not). The status first, then the
+    citation, then what the ``answer`` says (its facts and forbidden texts)."""
     line = case.line() if isinstance(case, Case) else case
     paths = list(dict.fromkeys(c["path"] for c in citations))
     done = got(status, paths, trace)
@@ -241,6 +268,9 @@ def evaluate(case: Case | dict, status: str, citations: list[dict], trace: dict 
     cite = line.get("cite", "")
     if cite and not any(cites(p, cite) for p in paths):
         return False, f"{status}, but cited {', '.join(paths) or 'nothing'}; expected a citation of {cite}."
+    wrong = check_content(answer, line.get("facts") or (), line.get("forbidden") or ())
+    if wrong:
+        return False, f"{done}, but {wrong}"
     return True, ""
 
 

@@ -35,7 +35,7 @@ def _print_run(run: qa_runs.Run, diff: qa_runs.RunDiff) -> None:
     print(f"Suite '{run.suite}' — run #{run.id} ({run.provider or 'no provider'}), {run.total} case(s)")
     for r in run.results:
         got = r.status + (f" [{', '.join(r.paths)}]" if r.paths else "")
-        print(f"{'PASS' if r.passed else 'FAIL'}  #{r.case_id:<4} {_cut(qa_cases.describe(r.case), 34):<34} "
+        print(f"{'PASS' if r.passed else 'FAIL'}  #{r.number:<4} {_cut(qa_cases.describe(r.case), 34):<34} "
               f"{r.case.get('channel', 'web'):<10} {_cut(r.case['question'], 44):<44} {_cut(got, 40):<40} "
               f"{r.latency_ms:>6} ms")
         if not r.passed:
@@ -50,16 +50,16 @@ def _print_run(run: qa_runs.Run, diff: qa_runs.RunDiff) -> None:
         return
     print(f"Compared with run #{diff.previous_id}:")
     for c in diff.changed:
-        print(f"  #{c['case_id']} {'FAIL -> PASS' if c['after'] else 'PASS -> FAIL'}  {_cut(c['question'], 60)}")
+        print(f"  #{c['number']} {'FAIL -> PASS' if c['after'] else 'PASS -> FAIL'}  {_cut(c['question'], 60)}")
     for c in diff.cited:
         added = ", ".join(f"{x['id']} ({x['path']})" for x in c["added"]) or "—"
         removed = ", ".join(f"{x['id']} ({x['path']})" for x in c["removed"]) or "—"
-        print(f"  #{c['case_id']} cites other chunks  {_cut(c['question'], 60)}\n      now also: {added}\n"
+        print(f"  #{c['number']} cites other chunks  {_cut(c['question'], 60)}\n      now also: {added}\n"
               f"      no longer: {removed}")
     for c in diff.new:
-        print(f"  #{c['case_id']} new case ({'PASS' if c['passed'] else 'FAIL'})  {_cut(c['question'], 60)}")
+        print(f"  #{c['number']} new case ({'PASS' if c['passed'] else 'FAIL'})  {_cut(c['question'], 60)}")
     for c in diff.gone:
-        print(f"  #{c['case_id']} no longer in the suite  {_cut(c['question'], 60)}")
+        print(f"  #{c['number']} no longer in the suite  {_cut(c['question'], 60)}")
 
 
 def _qa(args, runtime, context) -> int:
@@ -105,8 +105,9 @@ def _qa(args, runtime, context) -> int:
         sys.stdout.write(qa.export_jsonl(ctx, rt.store, words[1]))
         return 0
     suite = qa.require_suite(ctx, rt.store, words[1])
-    def progress(done: int, total: int, result: qa_runs.CaseResult) -> None:
-        print(f"\r  case {done}/{total}", end="" if done < total else "\n", file=sys.stderr, flush=True)
+    def progress(step: qa_runs.RunProgress) -> None:
+        print(f"\r  case {step.done}/{step.total}", end="\n" if not step.question else "", file=sys.stderr,
+              flush=True)
 
     run = qa_runs.run_suite(ctx, rt, suite.id, progress=None if args.json or not sys.stderr.isatty() else progress)
     diff = qa_runs.diff_runs(ctx, rt.store, run.id)

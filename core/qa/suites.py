@@ -120,11 +120,15 @@ def delete_suite(ctx: TenantContext, store: Store, suite_id: int) -> None:
 
 
 # -- cases -------------------------------------------------------------------------------------------------
-_CASE_COLUMNS = "id, suite_id, position, question, prefix, channel, expect, cite, card, note"
+_CASE_COLUMNS = "id, suite_id, position, question, prefix, channel, expect, cite, card, note, facts, forbidden"
 
 
 def _case(row: dict) -> Case:
-    return Case(**{**row, "prefix": tuple(json.loads(row["prefix"]))})
+    return Case(**{**row, **{k: tuple(json.loads(row[k])) for k in ("prefix", "facts", "forbidden")}})
+
+
+def _json(texts) -> str:
+    return json.dumps(list(texts), ensure_ascii=False)
 
 
 def list_cases(ctx: TenantContext, store: Store, suite_id: int) -> list[Case]:
@@ -151,13 +155,15 @@ def require_case(ctx: TenantContext, store: Store, case_id: int) -> Case:
 def _insert(ctx: TenantContext, db, suite_id: int, position: int, fields: dict, now: str) -> int:
     return db.execute(
         "INSERT INTO qa_cases (tenant_id, suite_id, position, question, prefix, channel, expect, cite, card, note, "
-        "created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
-        [ctx.tenant_id, suite_id, position, fields["question"], json.dumps(list(fields["prefix"]), ensure_ascii=False),
-         fields["channel"], fields["expect"], fields["cite"], fields["card"], fields["note"], now, now],
+        "facts, forbidden, created_at, updated_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+        [ctx.tenant_id, suite_id, position, fields["question"], _json(fields["prefix"]), fields["channel"],
+         fields["expect"], fields["cite"], fields["card"], fields["note"], _json(fields["facts"]),
+         _json(fields["forbidden"]), now, now],
     ).lastrowid
 
 
 def _next_position(ctx: TenantContext, store: Store, suite_id: int) -> int:
+    """The next case number of the suite: deleted cases keep theirs, so a number never names two cases."""
     row = store.query("SELECT COALESCE(MAX(position), 0) AS top FROM qa_cases WHERE tenant_id = ? AND suite_id = ?",
                       [ctx.tenant_id, suite_id])
     return row[0]["top"] + 1
@@ -168,11 +174,13 @@ def _touch(ctx: TenantContext, db, suite_id: int, now: str) -> None:
 
 
 def add_case(ctx: TenantContext, store: Store, suite_id: int, question: str, *, expect: str = "answered",
-             prefix: Iterable[str] = (), channel: str = "web", cite: str = "", card: str = "", note: str = "") -> Case:
-    """Append a case to a suite."""
+             prefix: Iterable[str] = (), channel: str = "web", cite: str = "", card: str = "", note: str = "",
+             facts: Iterable[str] = (), forbidden: Iterable[str] = ()) -> Case:
+    """Append a case to a suite; it gets the suite's next case number."""
     require_qa(ctx)
     fields = validate_case({"question": question, "prefix": list(prefix), "channel": channel, "expect": expect,
-                            "cite": cite, "card": card, "note": note})
+                            "cite": cite, "card": card, "note": note, "facts": list(facts),
+                            "forbidden": list(forbidden)})
     with store.write() as db:
         suite = require_suite(ctx, store, suite_id)
         case_id = _insert(ctx, db, suite.id, _next_position(ctx, store, suite.id), fields, store.clock.stamp())
@@ -181,19 +189,21 @@ def add_case(ctx: TenantContext, store: Store, suite_id: int, question: str, *, 
 
 
 def edit_case(ctx: TenantContext, store: Store, case_id: int, question: str, *, expect: str = "answered",
-              prefix: Iterable[str] = (), channel: str = "web", cite: str = "", card: str = "", note: str = "") -> Case:
-    """Replace a case's fields (its id and place in the suite stay, so runs before and after compare)."""
+              prefix: Iterable[str] = (), channel: str = "web", cite: str = "", card: str = "", note: str = "",
+              facts: Iterable[str] = (), forbidden: Iterable[str] = ()) -> Case:
+    """Replace a case's fields (its id, number and place in the suite stay, so runs before and after compare)."""
     require_qa(ctx)
     fields = validate_case({"question": question, "prefix": list(prefix), "channel": channel, "expect": expect,
-                            "cite": cite, "card": card, "note": note})
+                            "cite": cite, "card": card, "note": note, "facts": list(facts),
+                            "forbidden": list(forbidden)})
     with store.write() as db:
         case = require_case(ctx, store, case_id)
         db.execute(
             "UPDATE qa_cases SET question = ?, prefix = ?, channel = ?, expect = ?, cite = ?, card = ?, note = ?, "
-            "updated_at = ? WHERE tenant_id = ? AND id = ?",
-            [fields["question"], json.dumps(list(fields["prefix"]), ensure_ascii=False), fields["channel"],
-             fields["expect"], fields["cite"], fields["card"], fields["note"], store.clock.stamp(), ctx.tenant_id,
-             case.id],
+            "facts = ?, forbidden = ?, updated_at = ? WHERE tenant_id = ? AND id = ?",
+            [fields["question"], _json(fields["prefix"]), fields["channel"], fields["expect"], fields["cite"],
+             fields["card"], fields["note"], _json(fields["facts"]), _json(fields["forbidden"]), store.clock.stamp(),
+             ctx.tenant_id, case.id],
         )
         _touch(ctx, db, case.suite_id, store.clock.stamp())
     return require_case(ctx, store, case_id)

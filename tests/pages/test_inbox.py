@@ -84,7 +84,11 @@ def test_an_open_handoff_shows_its_transcript_reason_channel_and_gap(acme):
     assert box.label.startswith(f"**#{handoff_id}** · Two questions in a row") and "identified" in box.label
     shown = texts(at)
     assert SCOOTERS in shown and BITCOIN in shown and shown.count(ABSTAIN) == 2
-    assert shown.count(":orange-badge[Refused: not covered]") == 2
+    # the first question was refused; the second (the one that handed off) is shown as the handoff, with why (#17)
+    assert shown.count(":orange-badge[Refused: not covered]") == 1
+    assert shown.count(":violet-badge[Handed off to a person]") == 1
+    assert ("Handed off because of `not_covered_twice` — Two questions in a row that the knowledge base does not "
+            "cover") in shown
     assert "`not_covered_twice` — Two questions in a row that the knowledge base does not cover" in shown
     assert "channel **identified**" in shown and "customer **cust-42**" in shown
     assert f"**Gap #{gap_id}: " in shown and f"asked {gap.count}×" in shown

@@ -17,6 +17,7 @@ from core.qa import suites as qa
 from core.tenancy.context import authenticate, local_operator
 from core.tenancy.tenants import create_tenant, create_user
 from pages import common
+from tests.apptest import settle
 from tests.fakes import ScriptedProvider
 
 PAGE = Path(__file__).resolve().parents[2] / "pages" / "qa.py"
@@ -109,7 +110,7 @@ def test_create_a_suite_add_cases_run_and_see_the_pass_rate_and_the_diff(runtime
 
     agent.enqueue(*ANSWERS, *ANSWERS)
     at.button(key=f"qa_run_now_{suite.id}").click()
-    rerun(at)
+    settle(rerun(at))  # the run goes on in the background
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Pass rate"] == "50%" and metrics["Passed"] == "1/2" and metrics["Failed"] == "1"
     results = frame(at, "Why it failed")
@@ -126,7 +127,7 @@ def test_create_a_suite_add_cases_run_and_see_the_pass_rate_and_the_diff(runtime
     assert qa.require_case(acme, runtime.store, cases[1].id).expect == "answered"
     agent.enqueue(*ANSWERS, *ANSWERS)
     at.button(key=f"qa_run_now_{suite.id}").click()
-    rerun(at)
+    settle(rerun(at))  # the run goes on in the background
     metrics = {m.label: m.value for m in at.metric}
     assert metrics["Pass rate"] == "100%" and metrics["Pass rate"] and "Every case passed." in texts(at)
     changed = frame(at, "Change")
@@ -164,7 +165,7 @@ def test_an_editor_runs_suites_but_cannot_change_them(runtime, acme, agent):
     assert at.button(key=f"qa_import_{suite.id}").disabled and at.button(key=f"qa_delete_{suite.id}").disabled
     agent.enqueue(*ANSWERS)
     at.button(key=f"qa_run_now_{suite.id}").click()
-    rerun(at)
+    settle(rerun(at))  # the run goes on in the background
     assert {m.label: m.value for m in at.metric}["Pass rate"] == "100%"
 
 
@@ -191,7 +192,7 @@ def test_a_partial_case_is_added_with_its_citation_and_a_run_shows_what_is_missi
     assert list(frame(at, "Expectation")["Expectation"]) == ["answered", "partial citing politicas"]
     agent.enqueue(*PARTLY, *PARTLY)
     at.button(key=f"qa_run_now_{suite.id}").click()
-    rerun(at)
+    settle(rerun(at))  # the run goes on in the background
     results = frame(at, "Why it failed")
     assert list(results["Result"]) == ["FAIL", "PASS"] and list(results["Got"]) == ["partial", "partial"]
     assert ("expected: answered; got: partial: the material does not mention “Valencia” (the rest cites "

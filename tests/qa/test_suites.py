@@ -118,8 +118,8 @@ def test_every_expectation_passes_and_fails_with_a_reason(kb, rt):
                    uncovered(), uncovered(), uncovered(), uncovered(), uncovered(), returns_answer(),
                    [TransportError("upstream 503")])
     seen = []
-    run = qa_runs.run_suite(kb, rt, suite.id, agent=bot, progress=lambda done, total, r: seen.append((done, total)))
-    assert seen == [(n, len(cases)) for n in range(1, len(cases) + 1)]
+    run = qa_runs.run_suite(kb, rt, suite.id, agent=bot, progress=lambda step: seen.append((step.done, step.total)))
+    assert seen == [(n, len(cases)) for n in range(len(cases) + 1)]  # before each case, and once all are done
     results = {r.case_id: r for r in run.results}
     verdicts = [results[c.id].passed for c in cases]
     assert verdicts == [True, True, False, False, True, False, True, False, False, False, False]
@@ -170,8 +170,8 @@ def test_diff_names_flipped_cases_changed_citations_new_and_gone_cases(kb, rt):
     assert [x["path"] for x in cited[stays.id]["removed"]] == ["politicas/devoluciones"]
     assert (cited[breaks.id]["before"] == []
             and [x["path"] for x in cited[breaks.id]["added"]] == ["politicas/devoluciones"])
-    assert diff.new == [{"case_id": new.id, "question": "¿Y monopatines?", "passed": True}]
-    assert [c["case_id"] for c in diff.gone] == [gone.id]
+    assert diff.new == [{"case_id": new.id, "number": 4, "question": "¿Y monopatines?", "passed": True}]
+    assert [(c["case_id"], c["number"]) for c in diff.gone] == [(gone.id, 3)]  # a deleted case keeps its number
     third = qa_runs.run_suite(kb, rt, suite.id, agent=scripted(rt, shipping_answer(), returns_answer(), uncovered()))
     assert qa_runs.diff_runs(kb, rt.store, third.id).empty  # same results, same chunks
     assert [r.id for r in qa_runs.list_runs(kb, rt.store, suite.id)] == [third.id, second.id, first.id]
