@@ -16,6 +16,7 @@ import re
 import streamlit as st
 from streamlit.runtime.pages_manager import PagesManager
 
+from core.base.config import ConfigError
 from core.demo import init_demo
 from core.runtime import Runtime, open_runtime
 from core.tenancy import instance, sessions
@@ -83,8 +84,13 @@ def session_policy() -> sessions.SessionPolicy:
 
 
 def open_app() -> Runtime:
+    """The runtime; a setting the app cannot use stops it with the setting's own message (no traceback)."""
     with st.spinner("Opening the knowledge base (the first start trains the demo tenant)…"):
-        return runtime()
+        try:
+            return runtime()
+        except ConfigError as exc:
+            st.error(f"The admin app cannot start: {exc}")
+            st.stop()
 
 
 # -- the session: live, restored from the cookie, ended ------------------------------------------------------

@@ -20,6 +20,7 @@ from core.agent.factory import make_agent
 from core.base.errors import UserError
 from core.channels import conversations
 from core.channels.conversations import CHANNELS, ConversationError
+from core.gaps.labels import question_path
 from core.knowledge import sources
 from core.runtime import Runtime
 from core.tenancy.context import TenantContext
@@ -189,7 +190,8 @@ def qa_form(rt: Runtime, ctx: TenantContext, turn: dict) -> None:
             if turn_status.missing(turn["trace"]):
                 st.caption(f"The material does not mention {turn_status.missing(turn['trace'])}: write the answer "
                            "that covers it.")
-            path = st.text_input("Path", value=f"faq/{sources.slug(question)}", key=f"sbx_qa_path_{key}")
+            path = st.text_input("Path", value=question_path(question, turn["trace"].get("language") or "es"),
+                                 key=f"sbx_qa_path_{key}")
             title = st.text_input("Question", value=question, key=f"sbx_qa_question_{key}")
             answer = st.text_area("Answer", key=f"sbx_qa_answer_{key}",
                                   placeholder="Write the answer the agent should give, in the customer's language.")

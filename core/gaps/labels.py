@@ -17,6 +17,7 @@ import re
 
 from core.base.language import content_words, fold, stopwords
 from core.gaps.matching import PLACEHOLDER_RE, comparable
+from core.gaps.pii import MaskingError, mask
 from core.knowledge.sources import slug
 
 LABEL_WORDS = 8
@@ -142,3 +143,14 @@ def article_path(title: str, gap_id: int) -> str:
     """The path proposed for a gap's article: ``faq/`` and the title's slug, never a placeholder."""
     words = " ".join(PLACEHOLDER_RE.sub(" ", title or "").split())
     return f"faq/{slug(words) if words and words not in ONLY_PERSONAL.values() else f'gap-{gap_id}'}"
+
+
+def question_path(question: str, language: str) -> str:
+    """The path proposed for a Q&A source written for one question (the Sandbox's fix): ``faq/`` and the masked
+    question's topic, so an e-mail or a name typed into the question never becomes part of a path."""
+    try:
+        topic = topic_label(mask(question, language).text, language)
+    except MaskingError:
+        topic = ""
+    words = " ".join(PLACEHOLDER_RE.sub(" ", topic).split())
+    return f"faq/{slug(words)}" if words and words not in ONLY_PERSONAL.values() else "faq/question"

@@ -6,6 +6,8 @@ import re
 
 WORD_RE = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
 PARTICLES = {"de", "del", "la", "las", "los", "da", "do", "das", "dos", "van", "von", "der", "di", "du", "le"}
+# the article a Spanish or Portuguese self-introduction may put before a name ("Sou a Maria Santos", "Soy la María")
+INTRO_ARTICLES = {"soy": re.compile(r"(?i)(?:la|el)[ \t]+"), "sou": re.compile(r"(?i)(?:a|o)[ \t]+")}
 RELATIVES = (r"(?:my|mi|mis|meu|minha) (?:son|daughter|kid|child|wife|husband|partner|mother|mom|father|dad|brother|"
              r"sister|hij[oa]|niñ[oa]|espos[oa]|marido|mujer|pareja|madre|padre|herman[oa]|novi[oa]|filh[oa]|"
              r"mulher|mãe|pai|irmã|irmão|namorad[oa])")
@@ -63,6 +65,10 @@ def person_spans(text: str) -> list[tuple[int, int]]:
         limit, pos, words, end, upper = (4 if cue["label"] else 3), cue.end(), 0, None, None
         explicit = cue["label"] or EXPLICIT_CUE_RE.search(cue.group())  # "this is URGENT" is no name
         lowercase_ok = cue["intro"] and LOWERCASE_CUE_RE.search(cue.group())
+        article_re = INTRO_ARTICLES.get(cue.group().split()[-1].lower()) if cue["intro"] else None
+        article = article_re.match(text, pos) if article_re else None
+        if article and text[article.end():article.end() + 1].isupper():
+            pos = article.end()
         while words < limit and (word := WORD_RE.match(text, pos)):
             token = word.group()
             if token.lower() in PARTICLES and (words or (cue["label"] and token[0].isupper())):

@@ -9,7 +9,7 @@ import pytest
 
 from core.__main__ import main
 from core.gaps.drafting import draft_article
-from core.gaps.labels import ONLY_PERSONAL, article_path, clean_label, topic_label
+from core.gaps.labels import ONLY_PERSONAL, article_path, clean_label, question_path, topic_label
 from core.gaps.pii import PLACEHOLDER_OF, mask
 from core.gaps.relabeling import relabel
 from core.knowledge.sources import slug
@@ -147,3 +147,13 @@ def test_the_relabel_command(tmp_path, monkeypatch, capsys):
     assert main(["gaps", "relabel", "acme"]) == 0 and "1 gap(s) relabelled" in capsys.readouterr().out
     assert main(["gaps", "relabel", "acme", "--json"]) == 0
     assert '"changes": []' in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("question,language,path", [
+    ("Hola, soy Ana Pérez (ana.perez@correo.es), ¿hacéis envíos a Canarias?", "es", "faq/haceis-envios-canarias"),
+    ("Sou a Maria Santos, telemóvel 912 345 678: posso pagar com MB Way?", "pt", "faq/posso-pagar-mb-way"),
+    ("my email is john@example.com", "en", "faq/question"),
+])
+def test_the_sandbox_fix_proposes_a_path_without_personal_values(question, language, path):
+    """The Sandbox's 'Create a Q&A source' proposes faq/ + the masked question's topic: no e-mail, phone or name."""
+    assert question_path(question, language) == path

@@ -100,6 +100,10 @@ POSITIVES = [  # (text, raw value that must disappear, entity kind)
     ("olá, meu nome é ana beatriz, o pedido atrasou", "ana beatriz", "PERSON"),
     ("hi, my name is john smith and my order is late", "john smith", "PERSON"),
     ("my name's emily, can I change my plan?", "emily", "PERSON"),
+    # #17 review: a Spanish or Portuguese self-introduction with the article before the name
+    ("Sou a Maria Santos, o meu telemóvel é o mesmo", "Maria Santos", "PERSON"),
+    ("Olá, eu sou o João Silva e quero trocar a bicicleta", "João Silva", "PERSON"),
+    ("Soy la María López, ¿cuánto cuesta el envío?", "María López", "PERSON"),
     # #16: a token URL on a domain presidio's list does not know, with and without a scheme
     ("https://shop.example/reset?token=a8f3kd93ls0qp2", "a8f3kd93ls0qp2", "URL"),
     ("El enlace https://shop.example/reset?token=a8f3kd93ls0qp2 no funciona.", "a8f3kd93ls0qp2", "URL"),
@@ -144,6 +148,9 @@ NEGATIVES = [  # ordinary questions (numbers, prices, dates, postcodes, quantiti
     "Transferi para ES91 2100 0418 4502 0005 1333",  # wrong IBAN checksum
     "Soy cliente desde 2019 y quiero cambiar de plan",
     "Soy autónomo, ¿puedo pedir factura con IVA del 21 %?",
+    "Soy el responsable de compras, ¿hacéis factura?",  # an article before a role, not a name
+    "Sou o cliente que ligou ontem",
+    "I am a Premium member and cannot log in",  # English "a" is no article before a name
     "Hola, buenas tardes. ¿Hacéis envíos a Canarias?",
     "Quero devolver um produto comprado em 05/03/2024 por R$ 199,90",
     "O CEP 01310-100 tem entrega em 2 dias úteis?",

@@ -89,3 +89,17 @@ def test_sign_out_returns_to_the_sign_in_page(runtime):
     at = signed_in(runtime.store, "acme", "editor").run()
     at.sidebar.button[0].click().run()
     assert "Sign in" in [s.value for s in at.subheader]
+
+
+def test_a_setting_the_app_cannot_use_stops_it_with_the_settings_message(tmp_path, monkeypatch):
+    """A bad variable (here COBERTURA_PUBLIC_URL) shows what is wrong and which variable, not a traceback."""
+    monkeypatch.setenv("COBERTURA_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setenv("COBERTURA_PUBLIC_URL", "chat.example.com")
+    st.cache_resource.clear()
+    at = AppTest.from_file(str(APP), default_timeout=60)
+    at.run()
+    st.cache_resource.clear()
+    assert not at.exception, [e.value for e in at.exception]
+    shown = " ".join(e.value for e in at.error)
+    assert shown.startswith("The admin app cannot start:") and "COBERTURA_PUBLIC_URL" in shown
+    assert not (tmp_path / "data").exists()  # nothing was opened or created
