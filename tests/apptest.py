@@ -23,6 +23,18 @@ def signed_in(store, slug: str, role: str = "admin", email: str | None = None, t
     return at
 
 
+def run(at: AppTest) -> AppTest:
+    """Run the page again (after a widget was set) and fail on any exception it showed."""
+    at.run()
+    assert not at.exception, [e.value for e in at.exception]
+    return at
+
+
+def frame(at: AppTest, column: str):
+    """The first table of the page with the column ``column`` (a pandas DataFrame)."""
+    return next(d.value for d in at.dataframe if column in d.value.columns)
+
+
 def settle(at: AppTest, timeout: float = 60) -> AppTest:
     """Let the background jobs the page started (training, QA runs, uploads: ``pages.jobs``) go and end, then run the
     page again, as the browser's progress fragment does when it sees a job has ended. Page tests hold every job

@@ -1,12 +1,14 @@
-"""Test doubles: a deterministic embedder (no model, no network)."""
+"""Test doubles: a deterministic embedder (no model, no network), a scripted model, a clock that stands still."""
 from __future__ import annotations
 
 import hashlib
 import re
+from datetime import datetime, timedelta
 from typing import Sequence
 
 import numpy as np
 
+from core.base.clock import Clock
 from core.base.language import fold
 
 
@@ -75,3 +77,16 @@ class ScriptedProvider:
         name, arguments = item  # ("search_knowledge", {"query": ...})
         return Reply("", (ToolCall(f"call-{len(self.calls)}", name, arguments),), self.name, self.model,
                      stop_reason="tool_use")
+
+
+class MovableClock(Clock):
+    """A clock that stands at ``moment`` until a test moves it (``clock.moment = ...``, ``clock.advance(hours=1)``)."""
+
+    def __init__(self, moment: datetime):
+        self.moment = moment
+
+    def now(self) -> datetime:
+        return self.moment
+
+    def advance(self, **delta) -> None:
+        self.moment += timedelta(**delta)

@@ -4,17 +4,14 @@ the same data directory) with the answer and its citations; the editor writes th
 the stored question differently, and the gap closes."""
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
 
-from tests.api.test_widget_browser import healthy
-from tests.pages.test_browser import CHROMIUM, REQUIRED, admin_app, free_port, serving
+from tests.browser import create_first_admin, needs_chromium, shot
+from tests.servers import admin_app, public_api
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
-SHOTS = os.environ.get("COBERTURA_SCREENSHOTS", "")
+pytestmark = needs_chromium  # the fixture browser: tests/api/conftest.py
 ASKED = "¿Cuánto tarda un envío a Canarias?"
 REASON = "No dice cuánto cuesta el envío a Canarias."
 ARTICLE = ("politicas/envios-canarias", "Envíos a Canarias",
@@ -22,36 +19,12 @@ ARTICLE = ("politicas/envios-canarias", "Envíos a Canarias",
            "de 80 €.")
 
 
-def shot(page, name: str, part=None) -> None:
-    """The viewport, with ``part`` (a locator) scrolled into it, and ``part`` alone as ``<name>-part.png``."""
-    if not SHOTS:
-        return
-    if part is not None:
-        part.scroll_into_view_if_needed()
-        part.screenshot(path=os.path.join(SHOTS, name.replace(".png", "-part.png")))
-    page.screenshot(path=os.path.join(SHOTS, name))
-
-
 @pytest.fixture(scope="module")
 def servers(tmp_path_factory):
     """The public endpoint (its first start trains the demo tenant), then the admin app over the same data dir."""
     data = tmp_path_factory.mktemp("feedback") / "data"
-    port = free_port()
-    api = f"http://127.0.0.1:{port}"
-    with serving(["api"], {"COBERTURA_DATA_DIR": str(data), "COBERTURA_API_PORT": str(port)},
-                 data.parent / "api.log", lambda: healthy(api), 240):
-        with admin_app(data) as admin:
-            yield api, admin
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield chromium
-        chromium.close()
+    with public_api(data) as api, admin_app(data) as admin:
+        yield api, admin
 
 
 def test_a_thumbs_down_in_the_widget_reaches_the_backlog_and_a_changed_answer_closes_it(servers, browser):
@@ -75,12 +48,7 @@ def test_a_thumbs_down_in_the_widget_reaches_the_backlog_and_a_changed_answer_cl
     editor = browser.new_page(viewport={"width": 1400, "height": 1000})
     editor.set_default_timeout(120_000)
     editor.goto(admin)
-    editor.get_by_text("Create the first admin").wait_for()
-    editor.get_by_label("E-mail").fill("boss@example.com")
-    editor.get_by_label("Password (at least 8 characters)").fill("a long password")
-    editor.get_by_label("Repeat the password").fill("a long password")
-    editor.get_by_role("button", name="Create admin and sign in").click()
-    editor.get_by_text("Signed in as").wait_for()
+    create_first_admin(editor)
     editor.get_by_role("link", name="Gap backlog").click()
     editor.get_by_role("heading", name="Gap backlog").wait_for()
     tab = editor.get_by_role("tabpanel").filter(has_text="The answer marked unhelpful")

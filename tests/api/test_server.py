@@ -7,11 +7,11 @@ import time
 
 import httpx
 import pytest
-import uvicorn
 
 from core.agent.protocol import Reply, ToolCall
 from core.channels import conversations
 from tests.api.test_chat import Api, acme  # noqa: F401  (the fixture)
+from tests.servers import in_thread
 
 ROUND_SECONDS = 0.4
 
@@ -38,18 +38,8 @@ class SlowSearcher:
 def server(rt, acme):  # noqa: F811
     provider = SlowSearcher()
     api = Api(rt, provider=lambda: provider)
-    config = uvicorn.Config(api.app, host="127.0.0.1", port=0, log_level="warning", lifespan="on")
-    srv = uvicorn.Server(config)
-    thread = threading.Thread(target=srv.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not srv.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    port = srv.servers[0].sockets[0].getsockname()[1]
-    yield f"http://127.0.0.1:{port}", api, provider
-    srv.should_exit = True
-    thread.join(timeout=10)
+    with in_thread(api.app, seconds=10) as base:
+        yield base, api, provider
     api.close()
 
 

@@ -2,47 +2,26 @@
 offline responder, the demo tenant trained on first start), its /demo page in headless Chromium."""
 from __future__ import annotations
 
-import os
-
-import httpx
 import pytest
 
-from tests.pages.test_browser import CHROMIUM, REQUIRED, free_port, serving
+from tests.browser import needs_chromium, shot
+from tests.servers import public_api
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
-SHOTS = os.environ.get("COBERTURA_SCREENSHOTS", "")
-
-
-def healthy(url: str) -> bool:
-    try:
-        return httpx.get(f"{url}/v1/health", timeout=1).status_code == 200
-    except httpx.HTTPError:
-        return False
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
 def api_url(tmp_path_factory):
-    data = tmp_path_factory.mktemp("widget") / "data"
-    port = free_port()
-    url = f"http://127.0.0.1:{port}"
-    # the first start trains the demo tenant with the real embedder
-    with serving(["api"], {"COBERTURA_DATA_DIR": str(data), "COBERTURA_API_PORT": str(port)}, data.parent / "api.log",
-                 lambda: healthy(url), 240):
+    with public_api(tmp_path_factory.mktemp("widget") / "data") as url:  # the first start trains the demo tenant
         yield url
 
 
 @pytest.fixture(scope="module")
-def demo(api_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page(viewport={"width": 1280, "height": 900})
-        tab.set_default_timeout(30_000)
-        tab.goto(f"{api_url}/demo")
-        yield tab
-        browser.close()
+def demo(api_url, browser):  # browser: tests/api/conftest.py
+    tab = browser.new_page(viewport={"width": 1280, "height": 900})
+    tab.set_default_timeout(30_000)
+    tab.goto(f"{api_url}/demo")
+    return tab
 
 
 def ask(page, question: str):
@@ -68,16 +47,14 @@ def test_a_covered_question_gets_a_cited_answer_and_points_at_the_section(demo):
     assert "politicas/envios" in sources.inner_text()
     demo.wait_for_function("document.getElementById('envios').classList.contains('cobertura-highlight')")
     assert demo.evaluate("window.scrollY") > 0  # the page scrolled to the section
-    if SHOTS:
-        demo.screenshot(path=os.path.join(SHOTS, "widget-answer.png"))
+    shot(demo, "widget-answer.png")
 
 
 def test_an_uncovered_question_gets_a_clear_refusal(demo):
     answer = ask(demo, "¿Organizáis rutas guiadas en bicicleta por la montaña?")
     assert answer.get_attribute("data-status") == "abstained"
     assert "no cubre" in answer.inner_text() and answer.locator(".cob-cite").count() == 0
-    if SHOTS:
-        demo.screenshot(path=os.path.join(SHOTS, "widget-refusal.png"))
+    shot(demo, "widget-refusal.png")
 
 
 def test_a_partial_answer_is_an_answer_with_its_citations_and_a_notice_of_what_is_missing(demo):
@@ -96,5 +73,4 @@ def test_a_partial_answer_is_an_answer_with_its_citations_and_a_notice_of_what_i
     cite.click()
     answer.locator(".cob-sources").wait_for(state="visible")
     assert "tienda/horarios" in answer.locator(".cob-sources").inner_text()
-    if SHOTS:
-        demo.screenshot(path=os.path.join(SHOTS, "widget-partial.png"))
+    shot(demo, "widget-partial.png")

@@ -10,34 +10,15 @@ import json
 import pytest
 
 from api.render import render_answer
-from tests.api.widget_page import answer_stream, ask, chromium, demo_page, mock_chat, serving, shot
-from tests.pages.test_browser import CHROMIUM, REQUIRED
+from tests.api.widget_page import answer_stream, ask, mock_chat
+from tests.browser import needs_chromium, shot
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium  # the fixtures served, browser and page: tests/api/conftest.py
 
 ANSWER_EN = "Returns are accepted within **30 days**. [1]"
 ANSWER_ES = "Aceptamos devoluciones en **30 días**. [1]"
 CITED = [{"n": 1, "id": "c1", "title": "Returns", "path": "faq/returns", "url": ""}]
 FEEDBACK_PATH = "/v1/conversations/conv-7/turns/41/feedback"
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("widget-fb")) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser, served):
-    with demo_page(browser, served.url) as tab:
-        yield tab
 
 
 def answering(page, text: str, language: str, **done):

@@ -8,17 +8,14 @@ import json
 import re
 from html import unescape
 
-import pytest
-
 from api.render import render_answer
 from tests.agent.test_injection import PAYLOADS_EN, PAYLOADS_ES, PAYLOADS_PT
 from tests.api.markup_payloads import ALL, HTML_PAYLOADS
-from tests.api.widget_page import answer_stream, ask, chromium, demo_page, mock_chat, serving, shot, sse
+from tests.api.widget_page import answer_stream, ask, mock_chat, sse
+from tests.browser import needs_chromium, shot
 from tests.fakes import ScriptedProvider
-from tests.pages.test_browser import CHROMIUM, REQUIRED
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium  # the fixtures served, browser and page: tests/api/conftest.py
 
 #: Elements an answer body may hold: the renderer's tags, and the widget's own source buttons (a or button).
 BODY_TAGS = {"P", "BR", "STRONG", "EM", "CODE", "PRE", "UL", "OL", "LI", "A", "SPAN", "BUTTON"}
@@ -36,24 +33,6 @@ AUDIT = """() => {
           media: bodies.flatMap(b => [...b.querySelectorAll(MEDIA)]).length + document.querySelectorAll(
             'img,iframe,object,embed,video,audio').length};
 }"""
-
-
-@pytest.fixture(scope="module")
-def served(tmp_path_factory):
-    with serving(tmp_path_factory.mktemp("widget-md")) as s:
-        yield s
-
-
-@pytest.fixture(scope="module")
-def browser():
-    with chromium() as b:
-        yield b
-
-
-@pytest.fixture
-def page(browser, served):
-    with demo_page(browser, served.url) as tab:
-        yield tab
 
 
 def citing(source: str, query: str, answer: str):

@@ -2,17 +2,13 @@
 on a loopback port in a thread, over a runtime with the hashing embedder and a small tenant ``acme`` whose demo
 page (/demo, in Spanish) carries its site key. Each turn's provider comes from ``script`` (a queue a test fills
 with ScriptedProviders), the offline responder when it is empty. ``sse()`` writes a stream for a mocked
-/v1/chat (``page.route``), ``ask()`` asks through the panel and waits for the turn to finish."""
+/v1/chat (``page.route``), ``ask()`` asks through the panel and waits for the turn to finish. The fixtures
+``served``, ``browser`` and ``page`` over them are in ``tests/api/conftest.py``."""
 from __future__ import annotations
 
 import json
-import os
-import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-
-import uvicorn
 
 from api import create_app
 from core.agent.providers.offline import OfflineResponder, OfflineTuning
@@ -24,9 +20,8 @@ from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant
 from tests.conftest import TEST_TUNING
 from tests.fakes import HashEmbedder
-from tests.pages.test_browser import CHROMIUM
+from tests.servers import in_thread
 
-SHOTS = os.environ.get("COBERTURA_SCREENSHOTS", "")
 LENIENT = OfflineTuning(min_similarity=0.2, min_confidence=0.2)
 RETURN_ES = ("Sigue estos pasos: entra en **tu cuenta** y abre el pedido. Pulsa `Devolver` y elige el motivo. "
              "Imprime la etiqueta en [la página de devoluciones](https://tienda.example/devoluciones). Guarda el "
@@ -59,32 +54,11 @@ def serving(tmp_dir):
     script: list = []
     app = create_app(load_settings(env), runtime=rt,
                      provider=lambda: script.pop(0) if script else OfflineResponder(LENIENT))
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=0, log_level="warning", lifespan="on"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "uvicorn did not start"
-        time.sleep(0.02)
-    port = server.servers[0].sockets[0].getsockname()[1]
     try:
-        yield Served(f"http://127.0.0.1:{port}", rt, site_keys.ensure(ctx, rt.store).public_key, script)
+        with in_thread(app) as url:
+            yield Served(url, rt, site_keys.ensure(ctx, rt.store).public_key, script)
     finally:
-        server.should_exit = True
-        thread.join(timeout=10)
         rt.close()
-
-
-@contextmanager
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        try:
-            yield browser
-        finally:
-            browser.close()
 
 
 @contextmanager
@@ -136,8 +110,3 @@ def mock_chat(page, body_for):
         route.fulfill(status=200, headers={"content-type": "text/event-stream"}, body=body_for(question))
 
     page.route("**/v1/chat", handle)
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, name))

@@ -12,13 +12,13 @@ import pytest
 
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder
-from core.base.clock import Clock
 from core.channels import conversations, handoff
 from core.gaps.cli import cmd_purge
 from core.runtime import open_runtime
 from core.tenancy import retention, settings as tenant_settings
 from core.tenancy.settings import TenantSettingsError
 from tests.conftest import TEST_TUNING
+from tests.fakes import MovableClock
 
 T0 = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
 # what customers wrote: names (also lowercase), e-mails (also obfuscated), phones, a token URL, an IBAN
@@ -31,14 +31,6 @@ QUESTIONS = [
     "Devolvedme el dinero al IBAN ES91 2100 0418 4502 0005 1332, soy Ana Quintanilla",
 ]
 RECENT = "Me llamo Rosalía Ibarguren y quiero saber si hacéis envíos a Ceuta"
-
-
-class MovableClock(Clock):
-    def __init__(self, moment: datetime):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        return self.moment
 
 
 @pytest.fixture

@@ -9,7 +9,6 @@ import pytest
 
 from core.agent.loop import Agent
 from core.agent.providers.offline import OfflineResponder, OfflineTuning
-from core.base.clock import Clock
 from core.channels import conversations, ratings
 from core.curation import relocation
 from core.gaps import feedback, pii, source_counts
@@ -24,19 +23,13 @@ from core.runtime import open_runtime
 from core.tenancy.context import AuthError, login
 from core.tenancy.tenants import create_tenant, create_user
 from tests.conftest import SHIPPING, TEST_TUNING
+from tests.fakes import MovableClock
+from tests.schema import migrate, schema_before
 
 T0 = datetime(2026, 5, 4, 10, 0, tzinfo=timezone.utc)
 LENIENT = OfflineTuning(min_similarity=0.2, min_confidence=0.2)  # the hashing embedder's similarities are low
 ASKED = "¿Cuánto tardan los envíos a Canarias?"
 RAW_REASON = "No dice el precio. Soy Lucía Ferrándiz, escribidme a lucia.ferrandiz@correo.es o al 612 345 678"
-
-
-class MovableClock(Clock):
-    def __init__(self, moment: datetime):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        return self.moment
 
 
 @pytest.fixture
@@ -369,14 +362,7 @@ def test_the_migration_counts_the_answers_of_the_turns_still_kept():
     """Counting starts with migration 014: it fills the per-source answers from the turns the log still has."""
     import json
 
-    import sqlite_utils
-
-    from core.base import migrations
-
-    db = sqlite_utils.Database(memory=True)
-    names = [name for name, _ in migrations.MIGRATIONS]
-    for _, migrate in migrations.MIGRATIONS[:names.index("014_answer_feedback")]:
-        migrate(db)
+    db = schema_before("014_answer_feedback")
     db.execute("INSERT INTO tenants (id, slug, name, created_at) VALUES (1, 'acme', 'Acme', '2026-01-01')")
     for convo, channel in (("c-web", "web"), ("c-sbx", "sandbox")):
         db.execute("INSERT INTO conversations (tenant_id, id, channel, created_at, updated_at) "
@@ -387,6 +373,6 @@ def test_the_migration_counts_the_answers_of_the_turns_still_kept():
             db.execute("INSERT INTO turns (tenant_id, conversation_id, at, question, status, answer, citations, "
                        "evidence_ids, trace) VALUES (1, ?, '', '?', 'answered', '', ?, '[]', '{}')",
                        [convo, json.dumps([{"id": p, "path": p} for p in paths])])
-    dict(migrations.MIGRATIONS)["014_answer_feedback"](db)
+    migrate(db, "014_answer_feedback")
     assert {r["path"]: r["answers"] for r in db.query("SELECT path, answers FROM source_answers")} == {
         "a/x": 2, "a/y": 1}  # once per answer, Sandbox rehearsals aside

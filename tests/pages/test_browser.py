@@ -6,71 +6,17 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
-import socket
-import subprocess
-import sys
-import time
-from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+from tests.browser import CHROMIUM, admin_tab, create_first_admin, needs_chromium
+from tests.servers import admin_app
 
-# CI (`.ci/run`) installs Chromium and sets COBERTURA_BROWSER_TESTS=required: there a missing browser fails
-# the suite instead of skipping it; on a developer machine without Chromium these tests are skipped.
-REQUIRED = os.environ.get("COBERTURA_BROWSER_TESTS") == "required"
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium
 
 
 def test_the_browser_is_there_when_required():
     assert CHROMIUM is not None, "COBERTURA_BROWSER_TESTS=required but no chromium on PATH (apt-get install chromium)"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-@contextmanager
-def serving(args: list[str], env: dict, log_path: Path, ready, timeout: float):
-    """Run a server process (``python -m ...``) until the block ends; wait until ``ready()`` first."""
-    log = open(log_path, "w")
-    proc = subprocess.Popen([sys.executable, "-m", *args], cwd=ROOT, env={**os.environ, **env}, stdout=log,
-                            stderr=subprocess.STDOUT)
-    try:
-        deadline = time.monotonic() + timeout
-        while not ready():
-            assert proc.poll() is None, log_path.read_text()
-            assert time.monotonic() < deadline, f"{' '.join(args)} did not start:\n{log_path.read_text()}"
-            time.sleep(0.5)
-        yield
-    finally:
-        proc.terminate()
-        proc.wait(timeout=30)
-        log.close()
-
-
-def listening(port: int) -> bool:
-    try:
-        socket.create_connection(("127.0.0.1", port), timeout=1).close()
-        return True
-    except OSError:
-        return False
-
-
-@contextmanager
-def admin_app(data: Path):
-    """`streamlit run app.py` on a free port over the data dir ``data``; yields its URL."""
-    port = free_port()
-    with serving(["streamlit", "run", str(ROOT / "app.py"), "--server.port", str(port), "--server.headless", "true",
-                  "--server.address", "127.0.0.1"], {"COBERTURA_DATA_DIR": str(data)}, data.parent / "streamlit.log",
-                 lambda: listening(port), 120):
-        yield f"http://127.0.0.1:{port}"
 
 
 @pytest.fixture(scope="module")
@@ -81,24 +27,13 @@ def app_url(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(app_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        tab.set_default_timeout(180_000)  # the first start trains the demo tenant
+    with admin_tab(timeout=180_000) as tab:  # the first start trains the demo tenant
         yield tab
-        browser.close()
 
 
 def test_first_admin_then_the_backlog(page, app_url):
     page.goto(app_url)
-    page.get_by_text("Create the first admin").wait_for()
-    page.get_by_label("E-mail").fill("boss@example.com")
-    page.get_by_label("Password (at least 8 characters)").fill("a long password")
-    page.get_by_label("Repeat the password").fill("a long password")
-    page.get_by_role("button", name="Create admin and sign in").click()
-    page.get_by_text("Signed in as").wait_for()
+    create_first_admin(page)
     page.get_by_role("link", name="Gap backlog").click()
     page.get_by_role("heading", name="Gap backlog").wait_for()
     assert page.get_by_text("Traceback").count() == 0

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.pages.test_browser import CHROMIUM, REQUIRED, admin_app
+from tests.browser import chromium, needs_chromium
+from tests.servers import admin_app
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium
 
 
 @pytest.fixture(scope="module")
@@ -20,14 +20,10 @@ def fresh_url(tmp_path_factory):
 
 @pytest.mark.parametrize("url_path, title", [("settings", "Settings"), ("qa", "QA suites")])
 def test_a_direct_page_url_on_a_fresh_server_asks_to_sign_in(fresh_url, url_path, title):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
+    with chromium() as browser:
         tab = browser.new_context().new_page()  # a fresh session: nothing signed in
         tab.set_default_timeout(180_000)  # the first start trains the demo tenant
         tab.goto(f"{fresh_url}/{url_path}")
         tab.get_by_text("Sign in first").or_(tab.get_by_text("Create the first admin")).first.wait_for()
         assert tab.get_by_role("heading", name=title).count() == 0
         assert tab.get_by_text("Traceback").count() == 0 and tab.locator("[data-testid=stException]").count() == 0
-        browser.close()

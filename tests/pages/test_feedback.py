@@ -16,7 +16,7 @@ from core.qa import suites
 from core.qa.from_feedback import DEFAULT_SUITE
 from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant
-from tests.apptest import settle, signed_in
+from tests.apptest import frame, run, settle, signed_in
 from tests.conftest import SHIPPING
 
 INSTALMENTS = ("¿Puedo pagar a plazos?", "Sí, en tres cuotas sin intereses con tarjeta.")
@@ -47,25 +47,13 @@ def unhelpful(runtime, ctx, channel="web", reason="No dice cuánto cuesta."):
 def open_page(runtime, page: str, role: str = "editor") -> AppTest:
     at = signed_in(runtime.store, "acme", role)
     at.run()
-    at.switch_page(page).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run(at.switch_page(page))
 
 
 def texts(at: AppTest) -> str:
     return "\n".join(str(e.value).replace("\\", "")
                      for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader", "text")
                      for e in getattr(at, kind))
-
-
-def frame(at: AppTest, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 # -- the Sandbox -----------------------------------------------------------------------------------------------

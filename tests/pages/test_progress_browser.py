@@ -7,7 +7,6 @@ short); the first admin is created through the first-run form as in test_browser
 from __future__ import annotations
 
 import io
-import os
 import re
 import time
 import zipfile
@@ -17,12 +16,11 @@ import pytest
 from core.base.config import load_settings
 from core.runtime import open_runtime
 from core.tenancy.tenants import create_tenant
-from tests.pages.test_browser import CHROMIUM, REQUIRED, admin_app
+from tests.browser import admin_tab, create_first_admin, needs_chromium, shot
+from tests.servers import admin_app
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium
 
-SHOTS = os.environ.get("COBERTURA_SCREENSHOTS")
 SOURCES = 30
 # one chunk of four sentences each: five texts to embed per source, about three sources per embedding call
 ARTICLE = ("# Envíos a la zona {n}\n\nLos pedidos a la zona {n} tardan {days} días laborables. "
@@ -50,19 +48,8 @@ def app_url(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(app_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page(viewport={"width": 1400, "height": 1000})
-        tab.set_default_timeout(120_000)
+    with admin_tab(timeout=120_000) as tab:
         yield tab
-        browser.close()
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, name))
 
 
 def sample(page) -> tuple[int, str] | None:
@@ -77,12 +64,7 @@ def sample(page) -> tuple[int, str] | None:
 
 def test_training_30_uploaded_sources_shows_the_progress_advancing(page, app_url):
     page.goto(app_url)
-    page.get_by_text("Create the first admin").wait_for()
-    page.get_by_label("E-mail").fill("boss@example.com")
-    page.get_by_label("Password (at least 8 characters)").fill("a long password")
-    page.get_by_label("Repeat the password").fill("a long password")
-    page.get_by_role("button", name="Create admin and sign in").click()
-    page.get_by_text("Signed in as").wait_for()
+    create_first_admin(page)
     page.get_by_role("heading", name="Sources").wait_for()
 
     page.get_by_role("tab", name="Add sources").click()

@@ -4,7 +4,6 @@ tab count the same cases, every tab click lands, and a case whose fact the answe
 case; no demo tenant to train), driven by headless Chromium at 1,400 px, with the offline responder."""
 from __future__ import annotations
 
-import os
 import re
 
 import pytest
@@ -15,12 +14,11 @@ from core.qa import suites as qa
 from core.runtime import open_runtime
 from core.tenancy.context import local_operator
 from core.tenancy.tenants import create_tenant
-from tests.pages.test_browser import CHROMIUM, REQUIRED, admin_app
+from tests.browser import admin_tab, create_first_admin, needs_chromium, shot
+from tests.servers import admin_app
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium
 
-SHOTS = os.environ.get("COBERTURA_SCREENSHOTS")
 RETURNS = "Puedes devolver cualquier producto en un plazo de 30 días naturales desde la fecha de entrega."
 SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
 
@@ -44,19 +42,8 @@ def app_url(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def page(app_url):
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        tab = browser.new_page(viewport={"width": 1400, "height": 900})
-        tab.set_default_timeout(120_000)
+    with admin_tab(timeout=120_000, height=900) as tab:
         yield tab
-        browser.close()
-
-
-def shot(page, name: str) -> None:
-    if SHOTS:
-        page.screenshot(path=os.path.join(SHOTS, name))
 
 
 def open_tab(page) -> str:
@@ -65,12 +52,7 @@ def open_tab(page) -> str:
 
 def test_cases_stay_on_their_tab_count_alike_and_a_missing_fact_fails(page, app_url):
     page.goto(app_url)
-    page.get_by_text("Create the first admin").wait_for()
-    page.get_by_label("E-mail").fill("boss@example.com")
-    page.get_by_label("Password (at least 8 characters)").fill("a long password")
-    page.get_by_label("Repeat the password").fill("a long password")
-    page.get_by_role("button", name="Create admin and sign in").click()
-    page.get_by_text("Signed in as").wait_for()
+    create_first_admin(page)
     page.get_by_role("link", name="QA suites", exact=True).click()
     page.get_by_role("heading", name="QA suites").wait_for()
 

@@ -6,18 +6,16 @@ instance admin creates a tenant and its editor in the UI, and the editor (a fres
 The tests run in order on one server (the first one creates the first admin)."""
 from __future__ import annotations
 
-import os
 import re
 import time
 
 import pytest
 
-from tests.pages.test_browser import CHROMIUM, REQUIRED, admin_app
+from tests.browser import BOSS, BOSS_PASSWORD, chromium, create_first_admin, needs_chromium, shot, sign_in
+from tests.servers import admin_app
 
-pytestmark = pytest.mark.skipif(CHROMIUM is None and not REQUIRED,
-                                reason="Chromium is not installed (`.ci/run` installs Debian's chromium)")
+pytestmark = needs_chromium
 
-BOSS, BOSS_PASSWORD = "boss@example.com", "a long password"
 EDITOR, EDITOR_PASSWORD = "ed@acme-shop.test", "the editor's password"
 COOKIE = "cobertura_session_"  # and 10 hex digits of the instance's secret
 IDLE_SECONDS = 120 * 60  # COBERTURA_SESSION_IDLE_MINUTES' default
@@ -31,12 +29,8 @@ def app_url(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=["--no-sandbox", "--disable-gpu"])
-        yield browser
-        browser.close()
+    with chromium() as b:
+        yield b
 
 
 def fresh(browser, cookies=()):
@@ -60,22 +54,9 @@ def session_cookie(context, present: bool = True, seconds: float = 15) -> dict |
         time.sleep(0.2)
 
 
-def sign_in(tab, email: str, password: str) -> None:
-    tab.get_by_role("heading", name="Sign in").wait_for()
-    tab.get_by_label("E-mail").fill(email)
-    tab.get_by_label("Password", exact=True).fill(password)
-    tab.get_by_role("button", name="Sign in").click()
-    tab.get_by_text("Signed in as").wait_for()
-
-
 def clean(tab) -> None:
     assert tab.get_by_text("Page not found").count() == 0
     assert tab.get_by_text("Traceback").count() == 0 and tab.locator("[data-testid=stException]").count() == 0
-
-
-def shot(tab, name: str) -> None:
-    if os.environ.get("COBERTURA_SCREENSHOTS"):
-        tab.screenshot(path=os.path.join(os.environ["COBERTURA_SCREENSHOTS"], name))
 
 
 def test_a_page_url_on_a_fresh_server_asks_for_the_first_admin_then_signs_them_in(browser, app_url):
@@ -83,10 +64,7 @@ def test_a_page_url_on_a_fresh_server_asks_for_the_first_admin_then_signs_them_i
     tab.goto(f"{app_url}/inbox")
     tab.get_by_text("Create the first admin").wait_for()
     clean(tab)
-    tab.get_by_label("E-mail").fill(BOSS)
-    tab.get_by_label("Password (at least 8 characters)").fill(BOSS_PASSWORD)
-    tab.get_by_label("Repeat the password").fill(BOSS_PASSWORD)
-    tab.get_by_role("button", name="Create admin and sign in").click()
+    create_first_admin(tab, BOSS, BOSS_PASSWORD)
     tab.get_by_text(f"Signed in as {BOSS} (instance admin)").wait_for()
     tab.get_by_role("heading", name="Inbox").wait_for()
     assert session_cookie(context) is not None

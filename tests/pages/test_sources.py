@@ -19,7 +19,7 @@ from core.knowledge.training import chunk_source
 from core.tenancy.context import local_operator, login
 from core.tenancy.tenants import create_tenant, create_user
 from pages import common
-from tests.apptest import settle
+from tests.apptest import frame, run, settle
 
 PAGE = str(Path(__file__).resolve().parents[2] / "pages" / "sources.py")
 PASSWORD = "a long test password"
@@ -55,25 +55,13 @@ def as_role(runtime, monkeypatch, role: str, slug: str = "acme"):
 
 def open_page(runtime, monkeypatch, role: str = "editor") -> AppTest:
     as_role(runtime, monkeypatch, role)
-    at = AppTest.from_file(PAGE, default_timeout=60).run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
-
-
-def run(at: AppTest) -> AppTest:
-    at.run()
-    assert not at.exception, [e.value for e in at.exception]
-    return at
+    return run(AppTest.from_file(PAGE, default_timeout=60))
 
 
 def texts(at: AppTest) -> str:
     return "\n".join(str(e.value)
                      for kind in ("markdown", "caption", "info", "warning", "success", "error", "subheader")
                      for e in getattr(at, kind))
-
-
-def frame(at: AppTest, column: str):
-    return next(d.value for d in at.dataframe if column in d.value.columns)
 
 
 def choose(at: AppTest, path: str) -> AppTest:

@@ -6,10 +6,10 @@ import json
 import pytest
 import sqlite_utils
 
-from core.base.migrations import MIGRATIONS
 from core.qa import cases as qa_cases, runs as qa_runs, suites as qa
 from core.qa.content import check_content, clean_content, normalize, says
 from tests.qa.test_suites import covered, role_ctx, scripted
+from tests.schema import migrate, schema_before
 
 HEADING = "Envíos y plazos de entrega"  # the FAQ heading an answer may only repeat
 
@@ -150,23 +150,15 @@ def test_cases_are_numbered_per_suite_and_a_number_is_never_reused(kb, rt, other
     assert qa.add_case(qa_role, rt.store, qa.create_suite(qa_role, rt.store, "fresh").id, "¿Primero?").number == 1
 
 
-def _schema_before_015(path) -> sqlite_utils.Database:
-    db = sqlite_utils.Database(str(path))
-    names = [name for name, _ in MIGRATIONS]
-    for _name, step in MIGRATIONS[: names.index("015_qa_case_numbers")]:
-        step(db)
-    return db
-
-
 def test_migration_015_keeps_numbers_adds_empty_facts_and_makes_numbers_unique(tmp_path):
-    db = _schema_before_015(tmp_path / "old.db")
+    db = schema_before("015_qa_case_numbers", tmp_path / "old.db")
     db.execute("INSERT INTO tenants (id, slug, name, created_at) VALUES (1, 'acme', 'Acme', '2026-01-01')")
     db.execute("INSERT INTO qa_suites (tenant_id, id, name, created_at, updated_at, created_by) "
                "VALUES (1, 1, 's', 'x', 'x', 'x')")
     for case_id, position in ((1, 1), (2, 2), (3, 2), (4, 3)):  # #2 twice: only a copied database could hold it
         db.execute("INSERT INTO qa_cases (tenant_id, id, suite_id, position, question, expect, created_at, updated_at) "
                    "VALUES (1, ?, 1, ?, 'q', 'answered', 'x', 'x')", [case_id, position])
-    dict(MIGRATIONS)["015_qa_case_numbers"](db)
+    migrate(db, "015_qa_case_numbers")
     rows = db.execute("SELECT id, position, facts, forbidden FROM qa_cases ORDER BY id").fetchall()
     assert rows == [(1, 1, "[]", "[]"), (2, 2, "[]", "[]"), (3, 4, "[]", "[]"), (4, 3, "[]", "[]")]
     with pytest.raises(sqlite_utils.db.sqlite3.IntegrityError):

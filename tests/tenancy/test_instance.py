@@ -7,13 +7,12 @@ from __future__ import annotations
 import json
 
 import pytest
-import sqlite_utils
 
 from core.__main__ import main
-from core.base.migrations import MIGRATIONS
 from core.base.store import Store
 from core.tenancy import instance, members, tenants
 from core.tenancy.context import AuthError, TenancyError, authenticate, context_for, create_first_admin, tenants_of
+from tests.schema import migrate, schema_before
 
 PASSWORD = "a long test password"
 
@@ -102,20 +101,8 @@ def test_taking_the_role_back_applies_at_once(store, boss):
         instance.grant(store, "nobody@acme.test")
 
 
-def _schema_before_013(path) -> sqlite_utils.Database:
-    db = sqlite_utils.Database(str(path))
-    names = [name for name, _ in MIGRATIONS]
-    for _name, step in MIGRATIONS[: names.index("013_instance_admins")]:
-        step(db)
-    return db
-
-
-def _m013():
-    return dict(MIGRATIONS)["013_instance_admins"]
-
-
 def test_migration_013_makes_the_first_run_admin_of_an_existing_data_dir_instance_admin(tmp_path):
-    db = _schema_before_013(tmp_path / "old.db")
+    db = schema_before("013_instance_admins", tmp_path / "old.db")
     for tid, slug in ((1, "demo"), (2, "acme")):
         db.execute("INSERT INTO tenants (id, slug, name, created_at) VALUES (?, ?, ?, '2026-01-01T00:00:00+00:00')",
                    [tid, slug, slug])
@@ -127,19 +114,19 @@ def test_migration_013_makes_the_first_run_admin_of_an_existing_data_dir_instanc
     db.execute("INSERT INTO tenants (id, slug, name, created_at) VALUES (3, 'later', 'L', '2026-01-15T00:00:00+00:00')")
     for tenant, user, role in ((1, 1, "admin"), (1, 2, "admin"), (2, 2, "admin"), (3, 3, "admin")):
         db.execute("INSERT INTO memberships (tenant_id, user_id, role) VALUES (?, ?, ?)", [tenant, user, role])
-    _m013()(db)
+    migrate(db, "013_instance_admins")
     flags = {r[0]: r[1] for r in db.execute("SELECT email, instance_admin FROM users").fetchall()}
     assert flags == {"early@x.test": 0, "boss@x.test": 1, "late@x.test": 0}
 
 
 def test_migration_013_marks_nobody_when_no_user_administers_every_tenant(tmp_path):
-    db = _schema_before_013(tmp_path / "old.db")
+    db = schema_before("013_instance_admins", tmp_path / "old.db")
     db.execute("INSERT INTO tenants (id, slug, name, created_at) VALUES (1, 'a', 'A', '2026-01-01T00:00:00+00:00')")
     db.execute("INSERT INTO tenants (id, slug, name, created_at) VALUES (2, 'b', 'B', '2026-01-01T00:00:00+00:00')")
     db.execute("INSERT INTO users (id, email, password_hash, created_at) VALUES (1, 'ed@x.test', 'h', "
                "'2026-01-02T00:00:00+00:00')")
     db.execute("INSERT INTO memberships (tenant_id, user_id, role) VALUES (1, 1, 'editor')")
-    _m013()(db)
+    migrate(db, "013_instance_admins")
     assert db.execute("SELECT SUM(instance_admin) FROM users").fetchone()[0] == 0
 
 

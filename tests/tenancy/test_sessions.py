@@ -13,26 +13,15 @@ from datetime import datetime, timedelta, timezone
 import jwt
 import pytest
 
-from core.base.clock import Clock
 from core.base.config import ConfigError, load_settings
 from core.base.store import Store
 from core.tenancy import members, sessions, tenants
 from core.tenancy.context import AuthError, ForgedContext, authenticate, context_for, create_first_admin
 from core.tenancy.sessions import SessionEnded, SessionPolicy
+from tests.fakes import MovableClock
 
 PASSWORD = "a long test password"
 T0 = datetime(2026, 3, 1, 9, 0, tzinfo=timezone.utc)
-
-
-class MovableClock(Clock):
-    def __init__(self, moment: datetime):
-        self.moment = moment
-
-    def now(self) -> datetime:
-        return self.moment
-
-    def advance(self, **delta) -> None:
-        self.moment += timedelta(**delta)
 
 
 @pytest.fixture
@@ -60,6 +49,14 @@ def sign_in(store, policy, email="ed@acme.test") -> sessions.Opened:
     return sessions.open_session(store, authenticate(store, email, PASSWORD), policy)
 
 
+def assert_ended(store, opened: sessions.Opened, policy, match: str) -> None:
+    """Neither the live session nor its cookie (a reload) signs anyone in any more, saying ``match``."""
+    with pytest.raises(SessionEnded, match=match):
+        sessions.check(store, opened.session, policy)
+    with pytest.raises(SessionEnded, match=match):
+        sessions.resume(store, opened.cookie, policy)
+
+
 def test_a_cookie_signs_the_same_user_in_again_after_a_reload(store, policy, clock):
     opened = sign_in(store, policy)
     assert opened.session.email == "ed@acme.test" and opened.session.session_id is not None
@@ -85,10 +82,7 @@ def test_an_idle_session_is_refused_and_activity_keeps_it_alive(store, policy, c
         clock.advance(minutes=100)
         assert sessions.check(store, opened.session, policy) == 120 * 60
     clock.advance(minutes=121)
-    with pytest.raises(SessionEnded, match="without activity"):
-        sessions.check(store, opened.session, policy)
-    with pytest.raises(SessionEnded, match="without activity"):
-        sessions.resume(store, opened.cookie, policy)
+    assert_ended(store, opened, policy, "without activity")
 
 
 def test_the_absolute_lifetime_ends_a_session_however_active(store, policy, clock):
@@ -98,10 +92,7 @@ def test_the_absolute_lifetime_ends_a_session_however_active(store, policy, cloc
         sessions.check(store, opened.session, policy)
     assert sessions.check(store, opened.session, policy) == 3600  # the cookie ends with the session
     clock.advance(hours=1)
-    with pytest.raises(SessionEnded, match="expired"):
-        sessions.check(store, opened.session, policy)
-    with pytest.raises(SessionEnded, match="expired"):
-        sessions.resume(store, opened.cookie, policy)
+    assert_ended(store, opened, policy, "expired")
 
 
 def test_a_sign_in_clears_out_the_sessions_past_their_end(store, policy, clock):
