@@ -152,6 +152,7 @@ def test_the_instance_admin_creates_a_tenant_and_its_editor_who_sees_only_it(bro
     tab.keyboard.press("Escape")
     nav = tab.locator("[data-testid=stSidebarNav]").inner_text()
     assert "Tenants" not in nav and "Settings" not in nav and "Sources" in nav
+    assert session_cookie(context) is not None  # the sign-in's cookie is written before the URL is typed
     tab.goto(f"{app_url}/tenants")  # the URL of a page the editor may not open says so
     tab.get_by_text("Tenants is not open to you").wait_for()
     assert tab.get_by_role("button", name="Create the tenant").count() == 0
