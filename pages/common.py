@@ -34,6 +34,7 @@ from core.tenancy.tenants import has_users, list_tenants
 
 SESSION_KEY = "user_session"
 TENANT_KEY = "tenant"
+TENANT_PARAM = "tenant"  # the URL query parameter that names the picked tenant
 COOKIE_KEY = "session_cookie"  # the signed token of the live session (kept in server memory, sent as the cookie)
 AGE_KEY = "session_cookie_age"  # the cookie's Max-Age: when the session ends if it is not used again
 ENDED_KEY = "session_ended"  # why the last session ended, shown once on the sign-in page
@@ -237,10 +238,12 @@ def tenant_selector(rt: Runtime, session: UserSession) -> TenantContext | None:
         if st.sidebar.button("Sign out", icon=":material/logout:"):
             sign_out(rt, session)
         return None
-    if st.session_state.get(TENANT_KEY) not in mine:
-        st.session_state[TENANT_KEY] = next(iter(mine))
+    if st.session_state.get(TENANT_KEY) not in mine:  # a new browser session: the tenant the URL names, if theirs
+        named = st.query_params.get(TENANT_PARAM)
+        st.session_state[TENANT_KEY] = named if named in mine else next(iter(mine))
     st.sidebar.selectbox("Tenant", list(mine), key=TENANT_KEY,
                          format_func=lambda slug: f"{mine[slug]['name']} ({mine[slug]['role']})")
+    st.query_params[TENANT_PARAM] = st.session_state[TENANT_KEY]  # so a reload or a copied URL keeps the tenant
     who = " (instance admin)" if instance.is_instance_admin(rt.store, session) else ""
     st.sidebar.caption(f"Signed in as **{session.email}**{who}")
     if st.sidebar.button("Sign out", icon=":material/logout:"):
@@ -279,10 +282,15 @@ def visible_pages(rt: Runtime, session: UserSession, ctx: TenantContext) -> list
     entries = [(path, title, icon, url, allowed(ctx.role, roles)) for path, title, icon, url, roles in PAGES]
     admin = instance.is_instance_admin(rt.store, session)
     entries += [(path, title, icon, url, admin) for path, title, icon, url in INSTANCE_PAGES]
-    return [st.Page(path, title=title, icon=icon, url_path=url) if ok else
-            st.Page(_closed(title, ctx.role if url != "tenants" else "not instance admin"), title=title, icon=icon,
-                    url_path=url, visibility="hidden")
-            for path, title, icon, url, ok in entries]
+    pages = [st.Page(path, title=title, icon=icon, url_path=url) if ok else
+             st.Page(_closed(title, ctx.role if url != "tenants" else "not instance admin"), title=title, icon=icon,
+                     url_path=url, visibility="hidden")
+             for path, title, icon, url, ok in entries]
+    # "/" is a hidden page that opens the first one, so every page keeps its own URL (/sources too)
+    first = next(page for page, (*_, ok) in zip(pages, entries) if ok)
+    home = st.Page(lambda: st.switch_page(first), title=first.title, icon=first.icon, url_path="home",
+                   default=True, visibility="hidden")
+    return [home] + pages
 
 
 def _closed(title: str, role: str):

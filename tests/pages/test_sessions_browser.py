@@ -80,18 +80,25 @@ def test_a_sign_in_survives_a_reload_on_the_same_page(browser, app_url):
     assert tab.get_by_label("Password", exact=True).get_attribute("autocomplete") == "current-password"
     sign_in(tab, BOSS, BOSS_PASSWORD)
     tab.get_by_role("heading", name="Gap backlog").wait_for()  # the page the URL named
-    assert tab.url.endswith("/gaps")
+    assert tab.url.endswith("/gaps?tenant=demo")
     cookie = session_cookie(context)
     assert cookie["path"] == "/" and cookie["sameSite"] == "Strict" and not cookie["secure"]  # http: not Secure
     assert IDLE_SECONDS - 120 < cookie["expires"] - time.time() <= IDLE_SECONDS + 5  # Max-Age: the idle lifetime
     tab.reload()
     tab.get_by_role("heading", name="Gap backlog").wait_for()
     tab.get_by_text(f"Signed in as {BOSS}").wait_for()
-    assert tab.url.endswith("/gaps") and tab.get_by_role("heading", name="Sign in").count() == 0
+    assert tab.url.endswith("/gaps?tenant=demo") and tab.get_by_role("heading", name="Sign in").count() == 0
     clean(tab)
     shot(tab, "session-after-reload.png")
     tab.goto(f"{app_url}/settings")  # a page URL typed while signed in opens that page
     tab.get_by_role("heading", name="Settings").wait_for()
+    clean(tab)
+    tab.goto(f"{app_url}/sources")  # the first page too, though "/" opens it
+    tab.get_by_role("heading", name="Sources").wait_for()
+    clean(tab)
+    tab.goto(app_url)
+    tab.get_by_role("heading", name="Sources").wait_for()
+    assert tab.url.endswith("/sources?tenant=demo")
     clean(tab)
     context.close()
 
@@ -140,6 +147,18 @@ def test_the_instance_admin_creates_a_tenant_and_its_editor_who_sees_only_it(bro
     tab.get_by_text(f"{EDITOR} is editor of 'acme-shop'").wait_for()
     clean(tab)
     shot(tab, "tenants-created.png")
+    switch = tab.locator("[data-testid=stSidebar] [data-testid=stSelectbox]").filter(has_text="Tenant")
+    switch.click()
+    tab.get_by_role("option", name="Acme Shop (admin)").click()
+    tab.wait_for_url(re.compile(r"tenant=acme-shop"))
+    tab.locator("[data-testid=stSidebarNav]").get_by_text("Gap backlog").click()
+    tab.get_by_role("heading", name="Gap backlog").wait_for()
+    tab.reload()  # a reload keeps the picked tenant (the URL names it), not the first of the list
+    tab.get_by_role("heading", name="Gap backlog").wait_for()
+    assert tab.url.endswith("/gaps?tenant=acme-shop")
+    switch.click()
+    tab.get_by_role("option", name="Acme Shop (admin)", selected=True).wait_for()
+    tab.keyboard.press("Escape")
     context.close()
 
     context, tab = fresh(browser)  # the editor, in a browser of their own
