@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+from core.actions import builtin, definitions
 from core.knowledge import sources as sources_mod
 from core.knowledge.ingest import ImportReport, import_paths
 from core.knowledge.training import TrainReport
@@ -40,7 +41,23 @@ def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportRep
         sections = json.loads((SAMPLE_DIR / "sections.json").read_text(encoding="utf-8"))
         tenant_settings.update(ctx, rt.store, process=rt.settings, sections=sections)
     site_keys.ensure(ctx, rt.store)
+    _demo_actions(ctx, rt)
     if qa.get_suite(ctx, rt.store, QA_SUITE) is None:  # once: later edits of the suite are the tenant's own
         qa.import_jsonl(ctx, rt.store, QA_SUITE, (SAMPLE_DIR / "qa" / "demo.jsonl").read_text(encoding="utf-8"))
     trained = rt.index.train(ctx, progress=progress) if train else None
     return report, trained
+
+
+#: the demo shop's customers (api/demo_shop.py has their orders); their profiles hold the e-mail the built-in changes
+DEMO_CUSTOMERS = {"demo-customer-1": ("ana.garcia@example.com", "Ana García"),
+                  "demo-customer-2": ("joao.silva@example.com", "João Silva")}
+
+
+def _demo_actions(ctx, rt: Runtime) -> None:
+    """Once: the demo shop's two HTTP actions (data/sample/actions.json) and its customers' profiles; later edits
+    are the tenant's own."""
+    if not definitions.http_actions(ctx, rt.store):
+        definitions.import_actions(ctx, rt.store, (SAMPLE_DIR / "actions.json").read_text(encoding="utf-8"))
+    for customer, (email, name) in DEMO_CUSTOMERS.items():
+        if builtin.profile(ctx, rt.store, customer) is None:
+            builtin.save_profile(ctx, rt.store, customer, email, name)

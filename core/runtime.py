@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from core.actions.service import Actions
 from core.base.clock import SYSTEM, Clock
 from core.base.config import Settings, load_settings
 from core.base.store import Store
@@ -26,20 +27,23 @@ class Runtime:
     knowledge: Knowledge
     backlog: Backlog
     notifier: Notifier
+    actions: Actions
     turns: Turns = field(init=False)
 
     def __post_init__(self) -> None:
         self.turns = Turns(self)
 
     def close(self) -> None:
+        self.actions.close()
         self.notifier.close()
         self.index.keywords.close()
         self.store.close()
 
 
 def open_runtime(settings: Settings | None = None, embedder: Embedder | None = None, tuning: Tuning | None = None,
-                 notifier: Notifier | None = None, clock: Clock = SYSTEM) -> Runtime:
-    """Open (and migrate) everything under the settings' data directory."""
+                 notifier: Notifier | None = None, clock: Clock = SYSTEM, executors: dict | None = None) -> Runtime:
+    """Open (and migrate) everything under the settings' data directory (``executors``: the action executors by
+    source, for tests; otherwise the built-in, HTTP and MCP ones of core.actions)."""
     settings = settings or load_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = Store(settings.db_path, clock)
@@ -49,4 +53,5 @@ def open_runtime(settings: Settings | None = None, embedder: Embedder | None = N
     backlog.adopt_raw_events()
     backlog.purge_all()  # retention on start (and hourly while recording, and `python -m core purge`)
     notifier = notifier or Notifier(store)
-    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier)
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier,
+                   Actions(store, settings, executors))

@@ -82,7 +82,8 @@ def make_agent(rt: Runtime, provider: Provider | None = None, *, ctx: TenantCont
     settings = tenant_settings.get(ctx, rt.store)
     chosen = provider or make_provider(rt, settings.provider, settings.model)
     rules = prompts.tenant_rules(settings.instructions, settings.guardrails)
+    actions = getattr(rt, "actions", None)  # the tenant's operations, registered as tools like any other (A2)
     agent = TenantAgent(rt, TenantPrompt(chosen, rules) if rules else chosen, tenant_name=settings.name,
-                        call_timeout=rt.settings.llm_timeout)
+                        call_timeout=rt.settings.llm_timeout, extra_tools=actions.tools(ctx) if actions else ())
     agent.tenant_id = ctx.tenant_id
     return agent

@@ -56,14 +56,15 @@ class Agent:
         evidence.texts.update({cid: defuse(c.text)[0]
                                for cid, c in self.services.index.chunks(ctx, list(dialogue.evidence_ids)).items()})
         env = ToolEnv(ctx, self.services, list(dialogue.history), evidence, reasons=dict(settings.handoff_reasons),
-                      sections=dict(settings.sections))
+                      sections=dict(settings.sections), conversation_id=dialogue.conversation_id, language=language)
         trace = TurnTrace(dialogue.channel, language, tools=evidence.calls, hits=evidence.hits)
         messages = [Message(role, text) for role, text in dialogue.history] + [Message("user", question)]
         status, text, truncated, fault, verdict = self._converse(env, messages, trace, started, cancelled,
                                                                  on_event or (lambda name, data: None))
         outcome = Outcome(Status(status or Status.ABSTAINED), "", language, trace, truncated=truncated,
-                          evidence_ids=list(evidence.texts))
-        if not fault and status not in (Status.ANSWERED, Status.CLARIFY) and evidence.faults and not evidence.texts:
+                          evidence_ids=[i for i in evidence.texts if i not in evidence.live_ids])  # live: this turn
+        settled = (Status.ANSWERED, Status.CLARIFY, Status.CARD)
+        if not fault and status not in settled and evidence.faults and not evidence.texts:
             fault = (Fault.TOOLS_FAILED, "every tool call failed")  # nothing was looked up: a fault, never a gap (G4)
         trace.latency_ms = int((self.clock() - started) * 1000)
         self._settle(ctx, outcome, question, evidence, verdict, text, fault)
@@ -84,13 +85,16 @@ class Agent:
                 text = self._run_rounds(system, messages, env, trace, started, cancelled, emit)
                 if evidence.clarify is not None:
                     return Status.CLARIFY, text, False, None, verdict
+                if evidence.cards:  # a write tool proposed a card: the customer decides; nothing else to say
+                    return Status.CARD, text, False, None, verdict
                 missing, rest = partial.split(text)
                 # relevance is judged for a model's answer; a partial one gives the closest fact by design, and the
                 # offline responder released only what its own answerability checks (with coverage) let through
                 judged = not missing and (trace.rounds[-1]["provider"] if trace.rounds else "") != "offline"
                 verdict = check(rest,
                                 Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live),
-                                         {h["id"]: f'{h["title"]} {h["path"]}' for h in evidence.hits}),
+                                         {h["id"]: f'{h["title"]} {h["path"]}' for h in evidence.hits},
+                                         evidence.live_texts(), evidence.live_empty()),
                                 prompts.exempt_sentences(), question=messages[asked].content if judged else None)
                 trace.gate.append({"round": attempt, "ok": verdict.ok, "claims": [
                     {"claim": v.claim.text, "citations": list(v.claim.citations), "verdict": v.verdict,
@@ -119,10 +123,12 @@ class Agent:
             return
         if outcome.status == Status.CLARIFY:
             outcome.answer, outcome.clarify = "\n".join(q["question"] for q in evidence.clarify or []), evidence.clarify
+        elif outcome.status == Status.CARD:
+            outcome.answer, outcome.cards = prompts.message("card", language), list(evidence.cards)
         elif outcome.status == Status.ANSWERED:
             missing, text = partial.split(text)
             outcome.answer, ids = release(text)
-            outcome.citations = self._citations(ctx, ids)
+            outcome.citations = self._citations(ctx, ids, evidence)
             if missing:  # the topic is covered, the point asked is not: said first; still a gap (G1)
                 outcome.status, outcome.abstention = Status.PARTIAL, Abstention.PARTIAL
                 outcome.answer = partial.render(missing, outcome.answer, language)
@@ -159,7 +165,7 @@ class Agent:
                 messages.append(self.tools.run(env, call))
                 done = env.evidence.calls[-1]
                 emit("tool", {"name": call.name, "status": done.get("status"), "found": done.get("status") == "found"})
-            if env.evidence.clarify is not None:
+            if env.evidence.clarify is not None or env.evidence.cards:
                 return ""
         raise TimeoutError()
 
@@ -181,11 +187,17 @@ class Agent:
             {"name": c.name, "arguments": c.arguments} for c in reply.tool_calls], "stop": reply.stop_reason})
         return reply
 
-    def _citations(self, ctx: TenantContext, ids: list[str]) -> list[dict]:
-        chunks = self.services.index.chunks(ctx, ids)
+    def _citations(self, ctx: TenantContext, ids: list[str], evidence: TurnEvidence) -> list[dict]:
+        """The released answer's sources, in citation order: knowledge chunks, and live results of this turn."""
+        chunks = self.services.index.chunks(ctx, [cid for cid in ids if cid not in evidence.live_ids])
         owners = sources_mod.get_by_ids(ctx, self.services.store, sorted({c.source_id for c in chunks.values()}))
         out = []
         for cid in ids:
+            live = evidence.live_ids.get(cid)
+            if live:
+                out.append({"id": cid, "title": live["title"], "path": f'live/{live["operation"]}', "url": "",
+                            "trained_at": "", "live": True, "fetched_at": live["fetched_at"]})
+                continue
             chunk = chunks.get(cid)
             source = owners.get(chunk.source_id) if chunk else None
             out.append({"id": cid, "path": source.path if source else "", "title": source.title if source else "",

@@ -16,6 +16,7 @@ class Status(StrEnum):
     PARTIAL = "partial"  # the material covers the topic, not the point asked: said first, then the closest facts
     HANDOFF = "handoff"
     CLARIFY = "clarify"
+    CARD = "card"  # a write tool proposed a confirmation card: nothing changes until a person approves it
     ERROR = "error"
 
 
@@ -88,3 +89,4 @@ class Outcome:
     evidence_ids: list[str] = field(default_factory=list)  # every citable id the tools returned this turn
     handoff_requested: str | None = None  # the reason, when the model handed the conversation to a person
     abstention: Abstention | None = None
+    cards: list[dict] = field(default_factory=list)  # card proposals of this turn (recorded by the turn pipeline)

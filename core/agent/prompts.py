@@ -40,6 +40,27 @@ MESSAGES: dict[str, dict[str, str]] = {
         "pt": "Segundo a nossa documentação:",
         "en": "According to our documentation:",
     },
+    # a write tool proposed a confirmation card (C1): the card shows the change; nothing happens before approval
+    "card": {
+        "es": "Necesito tu confirmación: revisa los datos de la tarjeta y pulsa Aprobar o Rechazar. No cambio nada "
+              "hasta que apruebes.",
+        "pt": "Preciso da sua confirmação: reveja os dados do cartão e carregue em Aprovar ou Rejeitar. Não altero "
+              "nada até aprovar.",
+        "en": "I need your confirmation: check the details on the card and press Approve or Reject. Nothing changes "
+              "until you approve.",
+    },
+    # an answer built from a live read operation of this turn (A3): the framing, then the data, cited live-N
+    "live_framing": {
+        "es": "Según nuestros datos en vivo:",
+        "pt": "Segundo os nossos dados em tempo real:",
+        "en": "According to our live data:",
+    },
+    # a live read operation returned nothing for what was asked: said plainly, cited with the empty result's id
+    "live_empty": {
+        "es": "Nuestros datos en vivo no muestran nada para lo que has indicado.",
+        "pt": "Os nossos dados em tempo real não mostram nada para o que indicou.",
+        "en": "Our live data shows nothing for the details you gave.",
+    },
 }
 
 
@@ -80,7 +101,8 @@ def message(key: str, language: str) -> str:
 
 def exempt_sentences() -> list[str]:
     """Fixed sentences the gate never asks a citation for (abstention, framing, handoff notices)."""
-    return [text for key in ("abstain", "handoff", "framing") for text in MESSAGES[key].values()]
+    return [text for key in ("abstain", "handoff", "framing", "live_framing", "live_empty")
+            for text in MESSAGES[key].values()]
 
 
 BUILT_IN_RULES = (

@@ -11,11 +11,15 @@ from typing import Protocol, Sequence
 
 @dataclass(frozen=True)
 class ToolSpec:
-    """A tool offered to the model: name, description written for the model, JSON-schema parameters."""
+    """A tool offered to the model: name, description written for the model, JSON-schema parameters. ``kind``
+    (the tool's kind: ``read``/``write`` for an operation) and ``examples`` (its example phrasings) are for the
+    offline responder; providers send only the first three."""
 
     name: str
     description: str
     parameters: dict
+    kind: str = ""
+    examples: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -91,3 +95,4 @@ class Dialogue:
     channel: str = "web"
     history: tuple[tuple[str, str], ...] = ()
     evidence_ids: tuple[str, ...] = ()
+    conversation_id: str = ""

@@ -48,6 +48,12 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_TRUST_PROXY": "1 = take the client address from X-Forwarded-For (only behind your own reverse proxy)",
     "COBERTURA_API_WORKERS": "turns answered at once by one API process; more wait their turn (default 64)",
     "COBERTURA_DEMO_TENANT": "tenant whose site key /demo uses (default demo; empty = no /demo page)",
+    "COBERTURA_KILL_SWITCH": "1 = no action runs and no card executes for any tenant (approved cards not yet "
+                             "executed included); each tenant also has its own switches",
+    "COBERTURA_CARD_MINUTES": "how long a confirmation card can be approved, in minutes (default 15)",
+    "COBERTURA_DEMO_SHOP_KEY": "when set, the demo shop API (/demo-shop/v1) wants Authorization: Bearer <this value> "
+                               "to show an order's address or change it (give change_delivery_address auth_env "
+                               "COBERTURA_DEMO_SHOP_KEY to send it); unset = the shop asks for no key",
     "COBERTURA_PUBLIC_URL": "the address visitors' browsers reach the public endpoint by, e.g. "
                             "https://chat.example.com (behind a proxy or HTTPS); the widget snippet in Settings uses "
                             "it; unset = http://COBERTURA_API_HOST:COBERTURA_API_PORT",
@@ -90,10 +96,13 @@ class Settings:
     trust_proxy: bool = False
     api_workers: int = 64
     demo_tenant: str = "demo"
+    demo_shop_key: str = field(default="", repr=False)  # COBERTURA_DEMO_SHOP_KEY (api/demo_shop.py)
     public_url: str = ""  # validated by public_url(); "" = the listening address (endpoint_url)
     session_hours: float = 12.0
     session_idle_minutes: float = 120.0
     session_secret: str = field(default="", repr=False)
+    kill_switch: bool = False  # COBERTURA_KILL_SWITCH=1: no action runs and no card executes, for every tenant
+    card_minutes: float = 15.0  # how long a confirmation card can be approved
 
     @property
     def provider_chain(self) -> tuple[str, ...]:
@@ -212,6 +221,22 @@ def _session_settings(env: Mapping[str, str]) -> dict:
     return {**out, "session_secret": secret}
 
 
+def _action_settings(env: Mapping[str, str]) -> dict:
+    """COBERTURA_KILL_SWITCH (a typo must not leave actions on: anything but on/off values is refused) and
+    COBERTURA_CARD_MINUTES."""
+    raw = env.get("COBERTURA_KILL_SWITCH", "").strip().lower()
+    if raw not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
+        raise ConfigError(f"COBERTURA_KILL_SWITCH must be 1 (every action and card stopped) or 0, not {raw!r}.")
+    minutes = env.get("COBERTURA_CARD_MINUTES", "").strip() or "15"
+    try:
+        card_minutes = float(minutes)
+    except ValueError:
+        card_minutes = float("nan")
+    if not 1 <= card_minutes <= 7 * 24 * 60:
+        raise ConfigError(f"COBERTURA_CARD_MINUTES must be minutes between 1 and 10080 (a week), not {minutes!r}.")
+    return {"kill_switch": raw in ("1", "true", "yes", "on"), "card_minutes": card_minutes}
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings from an environment mapping (default: the process environment)."""
     env = os.environ if environ is None else environ
@@ -265,8 +290,10 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         trust_proxy=env.get("COBERTURA_TRUST_PROXY", "").strip().lower() in ("1", "true", "yes", "on"),
         api_workers=numbers["COBERTURA_API_WORKERS"],
         demo_tenant=env.get("COBERTURA_DEMO_TENANT", "demo").strip(),
+        demo_shop_key=env.get("COBERTURA_DEMO_SHOP_KEY", "").strip(),
         public_url=public_url(env.get("COBERTURA_PUBLIC_URL", "")),
         **_session_settings(env),
+        **_action_settings(env),
     )
     check_provider_settings(settings)
     return settings

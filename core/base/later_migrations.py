@@ -115,9 +115,113 @@ def m015_qa_case_numbers(db: sqlite_utils.Database) -> None:
         """)
 
 
+_M016_OPERATIONS = """
+        CREATE TABLE action_definitions (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            spec TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, name)
+        );
+        CREATE TABLE mcp_servers (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            name TEXT NOT NULL,
+            url TEXT NOT NULL,
+            auth_header TEXT NOT NULL DEFAULT '',
+            auth_value TEXT NOT NULL DEFAULT '',
+            auth_env TEXT NOT NULL DEFAULT '',
+            refreshed_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, name)
+        );
+        CREATE TABLE mcp_tools (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            server TEXT NOT NULL,
+            tool TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            description TEXT NOT NULL DEFAULT '',
+            input_schema TEXT NOT NULL DEFAULT '{}',
+            read_only INTEGER,
+            kind_override TEXT,
+            disabled INTEGER NOT NULL DEFAULT 0,
+            PRIMARY KEY (tenant_id, server, tool),
+            UNIQUE (tenant_id, operation)
+        );
+        CREATE TABLE customer_profiles (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            customer_id TEXT NOT NULL,
+            email TEXT NOT NULL DEFAULT '',
+            name TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, customer_id)
+        )
+        """
+_M016_CARDS = """
+        CREATE TABLE cards (
+            id TEXT PRIMARY KEY,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            conversation_id TEXT NOT NULL DEFAULT '',
+            customer_id TEXT,
+            channel TEXT NOT NULL,
+            operation TEXT NOT NULL,
+            definition TEXT NOT NULL,
+            title TEXT NOT NULL,
+            params TEXT NOT NULL,
+            preview TEXT NOT NULL,
+            snapshot TEXT,
+            status TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            result TEXT,
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            decided_at TEXT,
+            decided_by TEXT
+        );
+        CREATE INDEX cards_tenant_status ON cards (tenant_id, status, created_at);
+        CREATE TABLE card_executions (
+            card_id TEXT NOT NULL UNIQUE REFERENCES cards(id) ON DELETE CASCADE,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            claimed_by TEXT NOT NULL,
+            started_at TEXT NOT NULL,
+            finished_at TEXT
+        );
+        CREATE TABLE card_ledger (
+            id INTEGER PRIMARY KEY,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            card_id TEXT NOT NULL,
+            at TEXT NOT NULL,
+            actor TEXT NOT NULL,
+            channel TEXT NOT NULL,
+            event TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            detail TEXT NOT NULL DEFAULT '{}'
+        );
+        CREATE INDEX card_ledger_tenant_card ON card_ledger (tenant_id, card_id, id);
+        CREATE TABLE actions_switch (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            off INTEGER NOT NULL DEFAULT 0,
+            reason TEXT NOT NULL DEFAULT '',
+            changed_by TEXT NOT NULL DEFAULT '',
+            changed_at TEXT NOT NULL
+        )
+        """
+
+
+def m016_actions(db: sqlite_utils.Database) -> None:
+    """Operations and confirmation cards (core/actions, C1-C4): the tenant's HTTP actions and MCP servers (with the
+    admin's per-tool overrides), the customer profiles the built-in operations change, the cards (the frozen
+    proposal, its status and stored result), one execution row per card (its UNIQUE card id is the idempotency
+    key: one click wins), the ledger of every proposal, decision, re-check and result, and the per-tenant actions
+    switch."""
+    from core.base.rebuilds import run_script
+
+    run_script(db, _M016_OPERATIONS)
+    run_script(db, _M016_CARDS)
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("012_admin_sessions", m012_admin_sessions),
     ("013_instance_admins", m013_instance_admins),
     ("014_answer_feedback", m014_answer_feedback),
     ("015_qa_case_numbers", m015_qa_case_numbers),
+    ("016_actions", m016_actions),
 ]

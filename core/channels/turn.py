@@ -42,12 +42,13 @@ class TurnResult:
     followups: list[str] = field(default_factory=list)
     fault: Fault | None = None
     turn_id: int | None = None  # the recorded turn (what answer feedback rates); None when nothing was recorded
+    cards: list[dict] = field(default_factory=list)  # the confirmation cards this turn proposed (their `card` events)
 
     def as_dict(self) -> dict:
         return {"status": str(self.status), "answer": self.answer, "citations": self.citations,
                 "clarify": self.clarify, "gap_id": self.gap_id, "handoff_id": self.handoff_id, "turn_id": self.turn_id,
                 "truncated": self.truncated, "conversation_id": self.conversation_id, "language": self.language,
-                "sections": self.sections, "followups": self.followups,
+                "sections": self.sections, "followups": self.followups, "cards": self.cards,
                 "trace": self.trace.as_dict() if self.trace else {}}
 
     @classmethod
@@ -153,10 +154,12 @@ class Turns:
             return switched_off(admitted)
         convo = self._conversation(ctx, admitted)
         dialogue = Dialogue(convo.channel, tuple(conversations.history(ctx, self.store, convo.id)),
-                            tuple(conversations.evidence_ids(ctx, self.store, convo.id)))
+                            tuple(conversations.evidence_ids(ctx, self.store, convo.id)), convo.id)
         outcome = agent.answer(ctx, dialogue, admitted.message, settings=admitted.settings, cancelled=cancelled,
                                on_event=on_event)
         result = TurnResult.of(outcome, convo.id)
+        if outcome.cards:  # the only thing a write tool leaves: a card, recorded once the answer is settled (C1)
+            result.cards = [card.event() for card in self.services.actions.record(ctx, convo.id, outcome.cards)]
         uncovered = result.status in UNCOVERED
         if uncovered:
             result.gap_id = self.backlog.record(ctx, admitted.message, result.language, convo.channel, convo.id,
@@ -185,6 +188,7 @@ class Turns:
         settings = tenant_settings.get(ctx, self.store)
         outcome = agent.answer(ctx, rehearsal.dialogue(), message, settings=settings)
         result = TurnResult.of(outcome, rehearsal.id)
+        result.cards = [{**card, "id": None, "status": "not_recorded"} for card in outcome.cards]  # a dry run
         outcome.trace.rehearsal = True
         uncovered = result.status in UNCOVERED
         if uncovered:

@@ -6,7 +6,10 @@ folded, stop words out) and numbers must be found *together* in one sentence of 
 two when the second continues the first: "It opens at 10:00."), with the same polarity, its names
 written as the source writes them. Co-occurrence is what plain token overlap misses: a hallucination
 that reuses the source's own names in a wrong relation has its words scattered over sentences.
-An uncited claim passes only when a live action result of this turn supports it. Greetings,
+An uncited claim passes only when a live action result of this turn supports it; a claim citing only
+live results (``[[cite:live-N]]``, ids valid for the turn that fetched them) is checked against their
+data with the same live bar, its numbers strict, and the fixed "nothing found" sentence citing an empty
+live result passes as what that result says. Greetings,
 transitions, questions and labels are exempt (``core.grounding.claims``). Support is judged on what a
 claim states, its conversational framing set aside ("Yeah, I know that ...": ``core.grounding.framing``;
 "Did you know that ...?" states its clause) unless that leaves it next to nothing to check, with the
@@ -55,6 +58,7 @@ __all__ = ["CITE", "Claim", "ClaimVerdict", "Evidence", "GateVerdict", "check", 
            "split_claims", "support_score"]
 
 PASSING = frozenset({"supported", "exempt", "live_data"})
+LIVE_PREFIX = "live-"  # a live result's turn-local id: live-1, live-2 ... (core.agent.registry numbers them)
 #: a claim whose framing leaves fewer words and numbers than this is judged as written (tuned on dev)
 MIN_STATED = 2
 
@@ -68,6 +72,10 @@ class Evidence:
     live: tuple[str, ...] = ()
     #: what each text is about (its source's title and path): context for relevance, never support
     about: Mapping[str, str] = field(default_factory=dict)
+    #: live results of this turn by their turn-local id (live-N -> the result as the model saw it), citable
+    live_ids: Mapping[str, str] = field(default_factory=dict)
+    #: the live ids whose result was empty: they support only a fixed message that says nothing was found
+    live_empty: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -116,21 +124,45 @@ def _norm(text: str) -> str:
     return " ".join(TOKEN.findall(fold(text)))
 
 
+def _text(evidence: Evidence, cid: str) -> str:
+    """The text a citation names: a knowledge text, or a live result of this turn."""
+    return evidence.texts[cid] if cid in evidence.texts else evidence.live_ids[cid]
+
+
 def _invented(claim: Claim, span: str, evidence: Evidence) -> str:
-    bad = [c for c in dict.fromkeys(claim.citations) if c not in evidence.texts]
+    bad = [c for c in dict.fromkeys(claim.citations) if c not in evidence.texts and c not in evidence.live_ids]
     if not bad and not MALFORMED.search(CITE.sub("", span)):
         return ""
     which = "; ".join(f"{c} was returned without text (a browse or index entry): read it first"
-                      if c in evidence.other_ids else f"{c} was not returned by any tool" for c in bad)
-    known = list(evidence.texts)
+                      if c in evidence.other_ids else
+                      f"{c} is not a live result of this turn (a live id is citable only in the turn that fetched it)"
+                      if c.startswith(LIVE_PREFIX) else f"{c} was not returned by any tool" for c in bad)
+    known = [*evidence.texts, *evidence.live_ids]
     hint = (f" (ids with text: {', '.join(known)})" if len(known) <= 6 else "") if known else (
         " (no tool returned any text in this conversation)")
     return (which or "a citation marker is malformed") + hint
 
 
+def _live_cited(claim: Claim, facts: Facts, lang: str, evidence: Evidence) -> ClaimVerdict:
+    """A claim citing only live results of this turn: their data must say it, with the live bar (numbers strict)."""
+    ids = list(dict.fromkeys(claim.citations))
+    sources = [source_of(evidence.live_ids[c], lang) for c in ids]
+    where = f"live result {', '.join(ids)}"
+    problem, score = number_problem(facts.numbers, sources), score_of(facts, sources)
+    if problem:
+        value, said = problem.split("|", 1)
+        return ClaimVerdict(claim, "value_mismatch", f"{value} is not in {where}; {said}", score.value)
+    if score.value >= LIVE_MIN_SUPPORT and not set(ids) & evidence.live_empty:
+        return ClaimVerdict(claim, "live_data", f"built from {where} of this turn", score.value)
+    detail = (f"{where} returned nothing: say only that it has nothing for these parameters"
+              if set(ids) & evidence.live_empty else
+              f"{where} does not say: {', '.join(repr(w) for w in score.missing[:6])}")
+    return ClaimVerdict(claim, "weak_support", detail, score.value)
+
+
 def _cited(claim: Claim, facts: Facts, lang: str, evidence: Evidence) -> ClaimVerdict:
     ids = list(dict.fromkeys(claim.citations))
-    sources = [source_of(evidence.texts[c], lang) for c in ids]
+    sources = [source_of(_text(evidence, c), lang) for c in ids]
     where = f"chunk {ids[0]}" if len(ids) == 1 else f"chunks {', '.join(ids)}"
     problem, score = number_problem(facts.numbers, sources), score_of(facts, sources)
     if problem:
@@ -173,7 +205,7 @@ def _contentless(claim: Claim, lang: str, evidence: Evidence, personal: bool = F
     if not claim.citations or all(w in LIGHT for w in words):
         return ClaimVerdict(claim, "exempt", "no content words or numbers", 0.0)
     quoted = S_TOKEN.sub("", f" {NON_WORD.sub(' ', fold(claim.text)).strip()} ")
-    if any(quoted in source_of(evidence.texts[c], lang).flat for c in claim.citations):
+    if any(quoted in source_of(_text(evidence, c), lang).flat for c in claim.citations):
         return ClaimVerdict(claim, "supported", "written as the cited source writes it", 1.0)
     return ClaimVerdict(claim, "weak_support", "it says nothing the cited source confirms", 0.0)
 
@@ -196,7 +228,7 @@ def _relevant(verdicts: list[ClaimVerdict], question: str | None, evidence: Evid
         return verdicts
     asked_in, missing = language_of(question, ""), {}
     for v in supported:
-        texts = [v.claim.text, *(evidence.texts[c] for c in v.claim.citations)]
+        texts = [v.claim.text, *(_text(evidence, c) for c in v.claim.citations)]
         if asked_in not in {language_of(t[:600], "") for t in texts}:
             return verdicts  # names are translated across languages ('Luther', 'Lutero'): not judged
         missing[v] = unaddressed(names, texts + [evidence.about.get(c, "") for c in v.claim.citations])
@@ -229,10 +261,16 @@ def check(answer: str, evidence: Evidence, exempt_sentences: Sequence[str] = (),
         reason = ("label" if label and (claim.kind == "table_cell" or not facts.numbers) else
                   "fixed message" if _norm(claim.text) in exempt else
                   None if facts.numbers else exemption(core if asked else claim.text, lang))
-        if reason:
+        live = bool(claim.citations) and all(c in evidence.live_ids for c in claim.citations)
+        if live and reason == "fixed message" and set(claim.citations) <= evidence.live_empty:
+            out.append(ClaimVerdict(claim, "live_data", "the fixed sentence saying an empty live result of this turn "
+                                    "has nothing", 0.0))
+        elif reason:
             out.append(ClaimVerdict(claim, "exempt", reason, 0.0))
         elif not facts.terms and not facts.numbers:
             out.append(_contentless(claim, lang, evidence, facts_of(claim.text, lang).personal))
+        elif live:
+            out.append(_live_cited(claim, facts, lang, evidence))
         elif claim.citations:
             out.append(_cited(claim, facts, lang, evidence))
         else:  # looking for the id to suggest costs a scoring per text: only for the first few

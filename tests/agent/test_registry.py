@@ -33,7 +33,9 @@ def test_only_a_knowledge_tool_makes_text_citable_and_only_a_live_one_files_live
     assert registry.supports_claims("lookup") is citable
     sent = json.loads(message.content)
     assert sent["order"] == "A-1" and not {"_ids", "_texts", "_trace"} & set(sent)  # what only the trace keeps
-    assert turn.evidence.calls[-1] == {"tool": "lookup", "arguments": {}, "status": "found", "ids": ["c1"], "ms": 1}
+    marked = {"live": True, "live_id": "live-1"} if live else {}  # a live call is marked live in the trace
+    assert turn.evidence.calls[-1] == {"tool": "lookup", "arguments": {}, "status": "found", "ids": ["c1"], "ms": 1,
+                                       **marked}
 
 
 def test_a_failing_tool_is_an_error_result_for_the_model_and_a_fault_of_the_turn():
