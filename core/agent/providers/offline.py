@@ -3,12 +3,13 @@
 It uses the same tools as a model: it searches, then answers with the source sentences that best
 support the question, each cited, under a framing sentence in the visitor's language; a closely
 matching Q&A pair is answered with its answer. When support is weak it says the material does not
-cover the question (and the loop abstains). Deterministic; thresholds tuned on the dev splits.
+cover the question (and the loop abstains). A message that asks to run an offered read or write operation
+calls it first, and a read is answered from its live data (``core.agent.providers.operations``).
+Deterministic; thresholds tuned on the dev splits.
 """
 from __future__ import annotations
 
 import itertools
-import json
 import math
 import re
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from core.agent.providers.answerability import (
     shares_name,
 )
 from core.agent.providers.guidance import best_section, section_catalog, wants_person
+from core.agent.providers.operations import next_step
 from core.agent.providers.qa_pairs import (
     as_claim,
     claims_of,
@@ -40,6 +42,7 @@ from core.agent.providers.qa_pairs import (
     qa_answer,
     sentences,
 )
+from core.agent.providers.transcript import passages, question_of, unknown_words
 from core.base.language import detect
 from core.base.text import sentences as text_sentences
 from core.knowledge import variants
@@ -117,45 +120,6 @@ class Scored(NamedTuple):
     passage_id: str
     same_language: bool
     restating: bool
-
-
-def _question_of(messages: Sequence[Message]) -> tuple[int, str, bool]:
-    """Index and text of the visitor's current question, and whether a revision was requested after it."""
-    revision = False
-    for i in range(len(messages) - 1, -1, -1):
-        message = messages[i]
-        if message.role != "user":
-            continue
-        if message.content.startswith("Your answer was NOT shown"):
-            revision = True
-            continue
-        return i, message.content, revision
-    return -1, "", revision
-
-
-def _passages(messages: Sequence[Message], since: int) -> list[dict]:
-    out = []
-    for message in messages[since + 1:]:
-        if message.role != "tool" or message.is_error:
-            continue
-        try:
-            data = json.loads(message.content)
-        except json.JSONDecodeError:
-            continue
-        out.extend(data.get("results", []) or data.get("passages", []))
-    return out
-
-
-def _unknown_words(messages: Sequence[Message], since: int) -> list[str]:
-    """The question's words the search tool found in no trained chunk."""
-    out: list[str] = []
-    for message in messages[since + 1:]:
-        if message.role == "tool" and not message.is_error:
-            try:
-                out += json.loads(message.content).get("unknown_words", []) or []
-            except (json.JSONDecodeError, AttributeError):
-                continue
-    return out
 
 
 def _sentence_similarity(passage: dict, unit: str, default: float) -> float:
@@ -268,7 +232,7 @@ class OfflineResponder:
 
     def complete(self, system: str, messages: Sequence[Message], tools: Sequence[ToolSpec], *,
                  max_tokens: int = 1024, timeout: float = 60.0) -> Reply:
-        at, question, revision = _question_of(messages)
+        at, question, revision = question_of(messages)
         lang = detect(question)
         called = [c.name for m in messages[at + 1:] if m.role == "assistant" for c in m.tool_calls]
         offered = {spec.name: spec for spec in tools}
@@ -276,13 +240,17 @@ class OfflineResponder:
             return self._call("handoff", {"reason": "customer_request"})
         if "handoff" in called:
             return Reply(prompts.message("handoff", lang), (), self.name, self.model)
+        step = next_step(question, lang, messages[at + 1:], tools, messages[:at])  # an operation: before the knowledge
+        if step is not None:
+            return self._call(step.tool, step.arguments or {}) if step.tool else Reply(step.text or "", (), self.name,
+                                                                                       self.model)
         if "search_knowledge" not in called:
             return self._call("search_knowledge", {"query": question})
         if "show_section" in offered and "show_section" not in called:
             section = best_section(question, lang, section_catalog(offered["show_section"]))
             if section:
                 return self._call("show_section", {"id": section})
-        text = self.compose(question, lang, _passages(messages, at), revision, _unknown_words(messages, at))
+        text = self.compose(question, lang, passages(messages, at), revision, unknown_words(messages, at))
         return Reply(text, (), self.name, self.model)
 
     def _call(self, name: str, arguments: dict) -> Reply:
