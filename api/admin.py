@@ -18,7 +18,7 @@ from core.channels import conversations
 from core.tenancy.context import AuthError, TenantContext, log_reader
 
 #: every ``core.agent.outcome.Status`` (a test pins them equal); ``partial``: answered in part, still a gap
-TurnStatus = Literal["answered", "partial", "abstained", "handoff", "clarify", "error"]
+TurnStatus = Literal["answered", "partial", "abstained", "handoff", "clarify", "card", "error"]
 PREFIX = "/v1/admin"
 _METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS"]
 

@@ -9,7 +9,7 @@ from typing import Callable
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from api import admin, chat, errors, feedback, pages
+from api import admin, cards, chat, demo_shop, errors, feedback, pages
 from api.limits import BodyLimit
 from api.ratelimit import RateLimiter
 from core.agent.factory import make_agent
@@ -63,7 +63,7 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
 
     app.state.agent_for = agent_for
     errors.install(app)
-    for part in (chat, feedback, admin, pages):
+    for part in (chat, feedback, cards, admin, pages, demo_shop):
         app.include_router(part.router)
     app.add_middleware(BodyLimit)
     # the widget runs on the business's own site: any origin may call, without cookies (keys travel in headers).

@@ -61,14 +61,16 @@ _ERRORS = {status: {"model": ErrorEnvelope, "description": text} for status, tex
     (422, "The body is not a valid request"),
     (429, "Too many requests for this site key or address; see Retry-After"))}
 _STREAM_DOC = {200: {"description": "Server-sent events: provider, tool, verify, citations, text, rendered {html: "
-                     "the whole text as safe HTML, a subset of markdown}, section, card, booking_window, handoff, "
-                     "followups, error, and exactly one terminal done {truncated, status, conversation_id, language "
-                     "(of the answer), usage, turn_id? (the recorded turn: rate it with POST /v1/conversations/"
+                     "the whole text as safe HTML, a subset of markdown}, section, card {id, operation, title, "
+                     "preview: [{label, value, before?}], params, expires_at, status: a change the visitor approves "
+                     "or rejects with POST /v1/cards/{id}/approve|reject}, booking_window, handoff, followups, error, "
+                     "and exactly one terminal done {truncated, status, conversation_id, language (of the answer), "
+                     "usage, turn_id? (the recorded turn: rate it with POST /v1/conversations/"
                      "{conversation_id}/turns/{turn_id}/feedback), missing?}. status is answered, partial (the "
-                     "material covers the topic, "
-                     "not the point asked: the text's first paragraph says what it does not mention, named in "
-                     "missing; the rest is cited), abstained, handoff, clarify or error. A stream that ends without "
-                     "done was cut.",
+                     "material covers the topic, not the point asked: the text's first paragraph says what it does "
+                     "not mention, named in missing; the rest is cited), abstained, handoff, clarify, card (a change "
+                     "waits for the visitor's Approve; identified customers only) or error. A stream that ends "
+                     "without done was cut.",
                      "content": {"text/event-stream": {"schema": {
                          "type": "object", "required": ["event", "data"], "properties": {
                              "event": {"type": "string", "enum": list(EVENTS)},

@@ -71,6 +71,9 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
         if visible:  # the same text as safe HTML (api/render.py): the widget shows it in place of the plain text
             events.append(("rendered", {"html": render_answer(visible)}))
     events += [("section", {"id": s["id"], "description": s["description"]}) for s in result.sections]
+    # the turn's recorded cards (Card.event(): id, operation, title, preview, params, expires_at, status): the
+    # widget renders each with Approve / Reject, which POST /v1/cards/{id}/approve|reject (api/cards.py)
+    events += [("card", dict(card)) for card in result.cards]
     if result.status == Status.HANDOFF:
         handoff = (result.trace.handoff if result.trace else None) or {}
         events.append(("handoff", {"id": result.handoff_id, "reason": handoff.get("reason", ""),

@@ -36,7 +36,9 @@ def widget() -> FileResponse:
 @router.get("/demo", summary="A demo page with the widget of the demo tenant", response_class=HTMLResponse,
             responses={404: {"description": "No demo tenant on this server", "content": {
                 "application/json": {"schema": {"$ref": "#/components/schemas/ErrorEnvelope"}}}}})
-def demo(request: Request) -> HTMLResponse:
+def demo(request: Request, customer: str = "") -> HTMLResponse:
+    """``?customer=demo-customer-1`` (the demo tenant's own demo customers only): the page signs that customer's token,
+    as a shop's backend would, so the widget is an identified customer's and can show confirmation cards."""
     state = request.app.state
     slug = state.settings.demo_tenant
     if not slug:
@@ -46,8 +48,22 @@ def demo(request: Request) -> HTMLResponse:
     except AuthError:
         raise ApiError(404, "no_demo", f"There is no tenant '{slug}' to demo; run `python -m core init` or set "
                        "COBERTURA_DEMO_TENANT to one of your tenants.") from None
-    key = site_keys.ensure(ctx, state.rt.store).public_key
+    keys = site_keys.ensure(ctx, state.rt.store)
     public = state.settings.public_url
     api = public if urlsplit(public).path.strip("/") else ""  # under a proxy's path: the widget must be told where
-    page = (WIDGET_DIR / "demo.html").read_text(encoding="utf-8").replace("{{SITE_KEY}}", key).replace("{{API}}", api)
+    page = (WIDGET_DIR / "demo.html").read_text(encoding="utf-8").replace("{{SITE_KEY}}", keys.public_key)
+    page = page.replace("{{API}}", api).replace("{{CUSTOMER}}", _demo_customer(state, slug, keys.secret, customer))
     return HTMLResponse(page, headers={"Cache-Control": "no-store"})
+
+
+def _demo_customer(state, slug: str, secret: str, customer: str) -> str:
+    """The script tag's customer-token attribute for a demo customer ('' for an anonymous visitor)."""
+    from core.demo import DEMO_CUSTOMERS, DEMO_SLUG
+
+    if not customer:
+        return ""
+    if slug != DEMO_SLUG or customer not in DEMO_CUSTOMERS:
+        raise ApiError(404, "no_demo_customer", "The demo page signs in only the demo tenant's own customers: "
+                       + ", ".join(f"?customer={c}" for c in DEMO_CUSTOMERS) + ".")
+    token = site_keys.sign_customer_token(secret, customer, 3600, clock=state.clock)
+    return f' data-customer-token="{token}"'

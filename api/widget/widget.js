@@ -69,7 +69,11 @@
       handoffNote: "Una persona del equipo te responderá aquí: mantén esta página abierta.",
       feedbackAsk: "¿Te ha servido esta respuesta?", feedbackUp: "Sí, me ha servido", feedbackDown: "No me ha servido",
       feedbackReason: "¿Qué faltaba o estaba mal? (opcional)", feedbackSend: "Enviar opinión",
-      feedbackThanks: "Gracias por tu opinión."
+      feedbackThanks: "Gracias por tu opinión.",
+      cardExecuted: "Hecho: el cambio se ha aplicado.", cardRejected: "Rechazado: no se ha cambiado nada.",
+      cardExpired: "Caducado: no se ha cambiado nada. Vuelve a pedirlo si aún lo necesitas.",
+      cardRefused: "No se ha aplicado y no se ha cambiado nada.",
+      cardFailed: "No se ha podido completar: el sistema respondió con un error.", cardWorking: "Un momento…"
     },
     pt: {
       title: "Ajuda", open: "Abrir o chat de ajuda", close: "Fechar", placeholder: "Escreva a sua pergunta…", send: "Enviar",
@@ -83,7 +87,11 @@
       handoffNote: "Uma pessoa da equipa vai responder aqui: mantenha esta página aberta.",
       feedbackAsk: "Esta resposta foi útil?", feedbackUp: "Sim, foi útil", feedbackDown: "Não foi útil",
       feedbackReason: "O que faltou ou estava errado? (opcional)", feedbackSend: "Enviar opinião",
-      feedbackThanks: "Obrigado pela sua opinião."
+      feedbackThanks: "Obrigado pela sua opinião.",
+      cardExecuted: "Feito: a alteração foi aplicada.", cardRejected: "Rejeitado: nada foi alterado.",
+      cardExpired: "Expirado: nada foi alterado. Peça de novo se ainda precisar.",
+      cardRefused: "Não foi aplicado e nada foi alterado.",
+      cardFailed: "Não foi possível concluir: o sistema respondeu com um erro.", cardWorking: "Um momento…"
     },
     en: {
       title: "Help", open: "Open the help chat", close: "Close", placeholder: "Type your question…", send: "Send",
@@ -97,7 +105,11 @@
       handoffNote: "A person from the team will reply here: keep this page open.",
       feedbackAsk: "Was this answer helpful?", feedbackUp: "Yes, this helped", feedbackDown: "No, this did not help",
       feedbackReason: "What was missing or wrong? (optional)", feedbackSend: "Send feedback",
-      feedbackThanks: "Thank you for your feedback."
+      feedbackThanks: "Thank you for your feedback.",
+      cardExecuted: "Done: the change was made.", cardRejected: "Rejected: nothing was changed.",
+      cardExpired: "Expired: nothing was changed. Ask again if you still need it.",
+      cardRefused: "Not carried out; nothing was changed.",
+      cardFailed: "Could not be completed: the system answered with an error.", cardWorking: "One moment…"
     }
   };
   var T = STRINGS[LANG]; // the strings of the widget's current language (view.lang); setLanguage() changes both
@@ -422,6 +434,21 @@
       ".cob-root .cob-card-actions{display:flex;gap:8px;}",
       ".cob-root .cob-card-result{font-size:13px;color:#374151;}",
       ".cob-root .cob-card-result.cob-error{color:#991b1b;}",
+      ".cob-root .cob-card-result:empty,.cob-root .cob-card-reason:empty{display:none;}",
+      // the rows stack (label above its value): an e-mail or an address keeps its line in a 360 px panel
+      ".cob-root .cob-card tr{display:block;padding:5px 2px;border-top:1px solid #f3f4f6;}",
+      ".cob-root .cob-card th,.cob-root .cob-card td{display:block;width:auto;padding:0;border:0;}",
+      ".cob-root .cob-card th{font-size:12px;}",
+      ".cob-root .cob-card-before{display:block;color:#6b7280;text-decoration:line-through;}",
+      ".cob-root .cob-card-before.cob-card-none{text-decoration:none;}",
+      ".cob-root .cob-card-arrow{color:#6b7280;}",
+      ".cob-root .cob-card-after{font-weight:600;}",
+      ".cob-root .cob-card-reason{font-size:12px;color:#6b7280;}",
+      ".cob-root .cob-card[data-card-status=executed]{border-color:#86efac;}",
+      ".cob-root .cob-card[data-card-status=executed] .cob-card-result{color:#166534;font-weight:600;}",
+      ".cob-root .cob-card[data-card-status=rejected] .cob-card-result{color:#374151;font-weight:600;}",
+      ".cob-root .cob-card[data-card-status=expired],.cob-root .cob-card[data-card-status=refused],.cob-root .cob-card[data-card-status=failed]{border-color:#fecaca;}",
+      ".cob-root .cob-card[data-card-status=expired] .cob-card-result,.cob-root .cob-card[data-card-status=refused] .cob-card-result,.cob-root .cob-card[data-card-status=failed] .cob-card-result{color:#991b1b;font-weight:600;}",
       ".cob-root .cob-typing{display:flex;align-items:center;gap:8px;color:#6b7280;font-size:13px;padding:8px 12px;background:#fff;border:1px solid #e5e7eb;border-radius:16px;border-bottom-left-radius:5px;}",
       ".cob-root .cob-dots{display:inline-flex;gap:3px;}",
       ".cob-root .cob-dots i{width:6px;height:6px;border-radius:50%;background:#9ca3af;display:block;animation:cob-dot 1.2s infinite ease-in-out;}",
@@ -909,67 +936,139 @@
     this.tidy();
   };
 
+  /** What a card's status says to the visitor, in the strings `s`; "" while it waits for a click. */
+  function cardStateText(s, status) {
+    return { executed: s.cardExecuted, rejected: s.cardRejected, expired: s.cardExpired, refused: s.cardRefused,
+      failed: s.cardFailed, executing: s.cardWorking }[status] || "";
+  }
+  var CARD_FINAL = { executed: 1, rejected: 1, expired: 1, refused: 1, failed: 1 };
+  var CARD_POLLS = 10; // a 202 (another click is carrying it out): ask again this many times, CARD_POLL_MS apart
+  var CARD_POLL_MS = 2000;
+
+  function cardValue(v) { return v !== null && typeof v === "object" ? JSON.stringify(v) : String(v == null ? "" : v); }
+
+  /** The rows of a card: its preview ({label, value}; {label, before, value} for a state change), else its params. */
+  function cardRows(card) {
+    var preview = (Array.isArray(card.preview) ? card.preview : []).filter(function (r) {
+      return r && typeof r === "object" && r.label != null;
+    });
+    if (preview.length) return preview;
+    var params = card.params && typeof card.params === "object" ? card.params : {};
+    return Object.keys(params).map(function (k) { return { label: k, value: params[k] }; });
+  }
+
+  function cardTable(rows) {
+    var table = el("table");
+    var tbody = el("tbody");
+    rows.forEach(function (r) {
+      var tr = el("tr");
+      var td = el("td");
+      tr.appendChild(el("th", null, cardValue(r.label)));
+      if (Object.prototype.hasOwnProperty.call(r, "before")) { // a state change: before -> after
+        tr.setAttribute("data-change", "");
+        var none = r.before == null || r.before === ""; // nothing before (a first value): a dash, not struck out
+        td.appendChild(el("span", "cob-card-before" + (none ? " cob-card-none" : ""), none ? "—" : cardValue(r.before)));
+        td.appendChild(el("span", "cob-card-arrow", " → "));
+        td.appendChild(el("span", "cob-card-after", cardValue(r.value)));
+      } else {
+        td.appendChild(document.createTextNode(cardValue(r.value)));
+      }
+      tr.appendChild(td);
+      tbody.appendChild(tr);
+    });
+    table.appendChild(tbody);
+    return table;
+  }
+
+  /** A proposed change (the `card` event): its rows, its expiry and Approve / Reject, which POST to
+   *  /v1/cards/{id}/approve|reject with the widget's keys. While a click is under way both buttons are off; once the
+   *  card is decided its final state is said in words and the buttons are gone (the server answers a repeated click
+   *  with the stored decision anyway). */
   Turn.prototype.addCard = function (card) {
     var self = this;
     var box = el("div", "cob-card");
+    box.setAttribute("role", "group");
     if (card.id != null) box.setAttribute("data-card-id", String(card.id));
+    if (card.operation) box.setAttribute("data-operation", String(card.operation));
     if (card.title) box.appendChild(el("p", "cob-card-title", card.title));
-    if (card.summary) {
-      var sum = el("p", "cob-card-summary");
-      appendText(sum, card.summary);
-      box.appendChild(sum);
-    }
-    var params = card.params && typeof card.params === "object" ? card.params : {};
-    var keys = Object.keys(params);
-    if (keys.length) {
-      var table = el("table");
-      var tbody = el("tbody");
-      keys.forEach(function (k) {
-        var tr = el("tr");
-        var v = params[k];
-        tr.appendChild(el("th", null, k));
-        tr.appendChild(el("td", null, v !== null && typeof v === "object" ? JSON.stringify(v) : String(v)));
-        tbody.appendChild(tr);
-      });
-      table.appendChild(tbody);
-      box.appendChild(table);
-    }
+    var rows = cardRows(card);
+    if (rows.length) box.appendChild(cardTable(rows));
+    var expires = null;
     if (card.expires_at) {
       var d = new Date(card.expires_at);
-      box.appendChild(label(this, el("div", "cob-card-expires"), "text", function (s) {
+      expires = label(this, el("div", "cob-card-expires"), "text", function (s) {
         return s.expires + ": " + (isNaN(d) ? String(card.expires_at) : d.toLocaleString(self.lang));
-      }));
+      });
+      box.appendChild(expires);
     }
     var actions = el("div", "cob-card-actions");
     var approve = label(this, el("button", "cob-btn cob-btn-primary cob-approve"), "text", "approve");
     var reject = label(this, el("button", "cob-btn cob-reject"), "text", "reject");
     approve.type = reject.type = "button";
+    approve.setAttribute("data-card-action", "approve");
+    reject.setAttribute("data-card-action", "reject");
     actions.appendChild(approve);
     actions.appendChild(reject);
     box.appendChild(actions);
-    var result = el("div", "cob-card-result");
+    var state = { status: "", error: "" };
+    var result = label(this, el("div", "cob-card-result"), "text", function (s) {
+      return state.error || cardStateText(s, state.status);
+    });
+    var resultLabel = this.labels[this.labels.length - 1];
     result.setAttribute("role", "status");
+    var reason = el("div", "cob-card-reason");
     box.appendChild(result);
+    box.appendChild(reason);
+
+    function show(status, why, error) {
+      state.status = status || "";
+      state.error = error || "";
+      mutate(function () {
+        box.setAttribute("data-card-status", state.status || "error");
+        applyLabel(resultLabel, self.t());
+        result.className = "cob-card-result" + (state.error ? " cob-error" : "");
+        reason.textContent = (status === "refused" || status === "failed") && typeof why === "string" ? why : "";
+        if (CARD_FINAL[status]) { // decided: the words stay, the buttons and the expiry go
+          if (actions.parentNode) actions.parentNode.removeChild(actions);
+          if (expires && expires.parentNode) expires.parentNode.removeChild(expires);
+        }
+      });
+    }
+    function unlock() { approve.disabled = reject.disabled = false; }
+    function send(verb, polls) {
+      fetch(API + "/v1/cards/" + encodeURIComponent(card.id) + "/" + verb, {
+        method: "POST", headers: headers(false), credentials: "omit"
+      }).then(function (res) {
+        var copy = res.clone();
+        return res.json().then(function (j) { return j; }, function () { return null; }).then(function (j) {
+          var c = j && j.card && typeof j.card === "object" && typeof j.card.status === "string" ? j.card : null;
+          if (c && res.status === 202 && polls > 0) { // another click is carrying it out: its result comes soon
+            show("executing");
+            setTimeout(function () { send(verb, polls - 1); }, CARD_POLL_MS);
+            return;
+          }
+          if (c) { show(c.status, c.reason); if (!CARD_FINAL[c.status]) unlock(); return; }
+          return errorFromResponse(copy).then(function (err) {
+            show("", "", err.message);
+            if (err.retryable) unlock();
+            else if (actions.parentNode) mutate(function () { actions.parentNode.removeChild(actions); });
+          });
+        });
+      }, function () {
+        show("", "", self.t().network);
+        unlock();
+      });
+    }
     function decide(verb) {
+      if (approve.disabled || card.id == null) return; // a click is under way (or nothing to decide)
       approve.disabled = reject.disabled = true;
       box.setAttribute("data-decision", verb);
-      if (card.id == null) return;
-      fetch(API + "/v1/cards/" + encodeURIComponent(card.id) + "/" + verb, {
-        method: "POST", headers: headers(true), body: "{}", credentials: "omit"
-      }).then(function (res) {
-        if (!res.ok) return errorFromResponse(res).then(function (err) { return { error: err.message }; });
-        return res.json().then(function (j) { return { ok: (j && typeof j.message === "string" && j.message) || self.t().sent }; },
-          function () { return { ok: self.t().sent }; });
-      }, function () { return { error: self.t().network }; }).then(function (r) {
-        mutate(function () {
-          result.textContent = r.error || r.ok;
-          result.className = "cob-card-result" + (r.error ? " cob-error" : "");
-        });
-        box.setAttribute("data-result", r.error ? "error" : "ok");
-      });
+      show("executing");
+      send(verb, CARD_POLLS);
     }
     approve.addEventListener("click", function () { decide("approve"); });
     reject.addEventListener("click", function () { decide("reject"); });
+    if (card.status && card.status !== "proposed") show(String(card.status), "");
     mutate(function () { self.slotWidgets.appendChild(box); });
     this.tidy();
   };

@@ -18,3 +18,22 @@ def test_the_demo_page_names_the_endpoint_only_under_a_path(rt, ctx, public, api
     finally:
         client.close()
     assert f'<script src="widget.js" data-site-key="{client.key("demo")}" data-api="{api}" defer></script>' in page
+
+
+def test_the_demo_page_signs_in_a_demo_customer_and_only_those(rt, ctx):
+    from core.tenancy import site_keys
+    from core.tenancy.context import local_operator
+
+    create_tenant(rt.store, "demo", "Demo")
+    client = Api(rt, {})
+    try:
+        anonymous = client.client.get("/demo").text
+        signed = client.client.get("/demo", params={"customer": "demo-customer-1"}).text
+        stranger = client.client.get("/demo", params={"customer": "someone-else"})
+    finally:
+        client.close()
+    assert "data-customer-token" not in anonymous
+    token = signed.split('data-customer-token="', 1)[1].split('"', 1)[0]
+    secret = site_keys.ensure(local_operator(rt.store, "demo"), rt.store).secret
+    assert site_keys.verify_customer_token(secret, token) == "demo-customer-1"
+    assert stranger.status_code == 404 and stranger.json()["error"]["code"] == "no_demo_customer"

@@ -17,7 +17,8 @@ CHECKS = [checks.not_a_server_error, checks.status_code_conformance, checks.cont
 EXAMPLES = 25
 OPERATIONS = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies",
               "POST /v1/conversations/{conversation_id}/turns/{turn_id}/feedback", "GET /v1/admin/questions",
-              "GET /v1/admin/turns", "GET /", "GET /v1/health", "GET /widget.js", "GET /demo"]
+              "GET /v1/admin/turns", "GET /", "GET /v1/health", "GET /widget.js", "GET /demo",
+              "POST /v1/cards/{card_id}/approve", "POST /v1/cards/{card_id}/reject"]
 
 
 @pytest.fixture
@@ -39,7 +40,7 @@ def test_the_schema_lists_every_operation(api):
 #: Operations that take parameters or a body, so that invalid ones can be generated for them.
 WITH_INPUT = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies",
               "POST /v1/conversations/{conversation_id}/turns/{turn_id}/feedback", "GET /v1/admin/questions",
-              "GET /v1/admin/turns"]
+              "GET /v1/admin/turns"]  # the cards' routes take any card id (a malformed one is a missing one: 404)
 CASES = ([(label, GenerationMode.POSITIVE) for label in OPERATIONS]
          + [(label, GenerationMode.NEGATIVE) for label in WITH_INPUT])
 
