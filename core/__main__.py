@@ -9,7 +9,7 @@ from pathlib import Path
 from core.base.errors import UserError
 from core.knowledge import sources as sources_mod
 from core.knowledge.sources import SourceError
-from core.tenancy.context import CHANNELS, TenancyError, local_operator
+from core.tenancy.context import CHANNELS, TenancyError, local_customer, local_operator
 from core.tenancy.tenants import create_tenant, list_tenants
 
 
@@ -155,14 +155,16 @@ def cmd_search(args) -> int:
 
 
 def cmd_ask(args) -> int:
+    from core.actions.cli import print_cards
     from core.agent.factory import make_agent
 
-    rt = _runtime()
-    ctx = _ctx(rt, args.slug)
-    agent = make_agent(rt, ctx=ctx)
+    rt = _runtime()  # --customer: as that identified customer (channel identified), like a widget's signed token
+    ctx = (local_customer(rt.store, args.slug, args.customer, rt.settings.operator) if args.customer
+           else _ctx(rt, args.slug))
+    agent, channel = make_agent(rt, ctx=ctx), "identified" if args.customer else args.channel
 
     def one(question: str, conversation: str | None) -> dict:
-        return rt.turns.run(ctx, agent, question, conversation_id=conversation, channel=args.channel).as_dict()
+        return rt.turns.run(ctx, agent, question, conversation_id=conversation, channel=channel).as_dict()
 
     if args.batch:
         for item, question in _batch(args.batch, "question"):
@@ -181,6 +183,7 @@ def cmd_ask(args) -> int:
         print(f"[{data['status']}] {data['answer']}")
         for n, citation in enumerate(data["citations"], start=1):
             print(f"  [{n}] {citation['path']} — {citation['title']}")
+        print_cards(data.get("cards") or [], args.slug)
         print(f"conversation: {data['conversation_id']}  (continue with --conversation {data['conversation_id']})")
     return 0
 
@@ -324,6 +327,8 @@ def _knowledge_commands(add) -> None:
     p.add_argument("slug")
     p.add_argument("question", nargs="?")
     p.add_argument("--channel", default="web", choices=list(CHANNELS))
+    p.add_argument("--customer", metavar="ID", help="ask as this identified customer (channel identified): write "
+                   "operations are offered, a proposed change prints as a card with its approve command")
     p.add_argument("--conversation", help="continue this conversation (follow-ups are rewritten from it)")
     p.add_argument("--batch", help="JSONL of {id, question, conversation?}; one result per line")
     p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
@@ -371,6 +376,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     gaps_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     qa_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
+    from core.actions import cli as actions_cli  # cards, actions, mcp
+
+    actions_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     return parser
 
 

@@ -68,8 +68,44 @@ def cmd_users(args, runtime) -> int:
                 "(sees every tenant, creates tenants).")
 
 
+def cmd_widget(args, runtime) -> int:
+    """The tenant's site key and signing secret (an admin's, as in Settings → Website widget), for the operator
+    wiring the widget and signing identified customers' tokens; ``--token ID`` signs one, for trying it out."""
+    from urllib.parse import urlsplit
+
+    from core.tenancy import site_keys
+    from core.tenancy.context import local_operator
+
+    rt = runtime()
+    keys = site_keys.ensure(local_operator(rt.store, args.slug, rt.settings.operator), rt.store)
+    base = rt.settings.endpoint_url
+    api = f' data-api="{base}"' if urlsplit(base).path.strip("/") else ""
+    data = {"tenant": args.slug, "public_key": keys.public_key, "secret": keys.secret, "endpoint": base,
+            "snippet": f'<script src="{base}/widget.js" data-site-key="{keys.public_key}"{api} defer></script>',
+            "key_rotated_at": keys.key_rotated_at, "secret_rotated_at": keys.secret_rotated_at}
+    if args.token:
+        data["customer_id"] = args.token.strip()
+        data["token"] = site_keys.sign_customer_token(keys.secret, args.token, args.ttl, clock=rt.store.clock.timestamp)
+    if args.json:
+        return _say(args, data, "")
+    if args.token:  # only the token: `TOKEN=$(python -m core widget demo --token alice)`
+        print(data["token"])
+        return 0
+    print(f"Tenant '{args.slug}': the website widget's keys (Settings → Website widget shows the same).\n"
+          f"  public site key  {keys.public_key}   (goes into the page: it only names the tenant)\n"
+          f"  signing secret   {keys.secret}   (keep it on your backend: it vouches for customers)\n"
+          f"  snippet          {data['snippet']}\n\n"
+          "An identified customer (who may approve changes on cards) comes with a token your backend signs with "
+          "the secret: an HS256 JWT whose 'sub' is the customer id and 'exp' its expiry (at most "
+          f"{site_keys.MAX_TOKEN_LIFETIME // 86400} days ahead). Put it on the tag as "
+          'data-customer-token="TOKEN"; the widget sends it as X-Customer-Token. In Python (PyJWT):\n'
+          '  jwt.encode({"sub": "CUSTOMER_ID", "exp": int(time.time()) + 3600}, SECRET, algorithm="HS256")\n'
+          f"A token to try it with: python -m core widget {args.slug} --token CUSTOMER_ID [--ttl SECONDS]")
+    return 0
+
+
 def register(add) -> None:
-    """Add the ``users`` command through ``add(name, func, help)`` of the CLI."""
+    """Add the ``users`` and ``widget`` commands through ``add(name, func, help)`` of the CLI."""
     p = add("users", cmd_users, f"users: {USAGE}")
     p.epilog = f"usage: {USAGE}"
     p.add_argument("words", nargs="+", metavar="ARG", help="the action (create, list, password, delete, "
@@ -77,3 +113,10 @@ def register(add) -> None:
     p.add_argument("--role", choices=list(ROLES))
     p.add_argument("--password")
     p.add_argument("--revoke", action="store_true", help="instance-admin: take the role back")
+    p = add("widget", cmd_widget, "widget SLUG [--token CUSTOMER_ID [--ttl SECONDS]]: the site key and signing "
+            "secret of a tenant's website widget (for signing identified customers' tokens), or one signed token")
+    p.add_argument("slug")
+    p.add_argument("--token", metavar="CUSTOMER_ID", help="print a customer token signed with the tenant's secret "
+                   "(what the business's backend does), for trying an identified widget")
+    p.add_argument("--ttl", type=int, default=3600, metavar="SECONDS", help="--token: seconds it stays valid "
+                   "(default 3600, at most 7 days)")

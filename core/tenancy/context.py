@@ -123,6 +123,21 @@ def local_operator(store: Store, tenant_slug: str, actor: str = "operator") -> T
     return _context(store, tenant_slug, f"cli:{actor}", "admin", "cli")
 
 
+def local_customer(store: Store, tenant_slug: str, customer_id: str, actor: str = "operator") -> TenantContext:
+    """The CLI asking as one identified customer (``ask --customer ID``): channel ``identified``, role customer,
+    exactly what a widget with that customer's signed token gets. Whoever runs commands on the data directory
+    holds the tenant's secret anyway, so they may act as any of its customers."""
+    from core.tenancy.site_keys import MAX_CUSTOMER_ID
+
+    customer = customer_id.strip() if isinstance(customer_id, str) else ""
+    if not customer or len(customer) > MAX_CUSTOMER_ID or not customer.isprintable():
+        raise TenancyError(f"A customer id is 1-{MAX_CUSTOMER_ID} printable characters (what your backend signs "
+                           f"as 'sub' in the customer token); got {customer_id!r}.")
+    ctx = _context(store, tenant_slug, f"customer:{customer}", "customer", "identified")
+    return _issue(ctx.tenant_id, ctx.tenant_slug, f"customer:{customer} (cli:{actor})", "customer", "identified",
+                  customer)
+
+
 def visitor_context(store: Store, public_key: str, customer_token: str | None = None, *,
                     clock: Callable[[], float] = SYSTEM.timestamp) -> TenantContext:
     """The public widget's context (P1): the tenant comes only from its site key; an identified customer
