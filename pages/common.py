@@ -46,8 +46,10 @@ PAGES = [
     ("pages/sources.py", "Sources", ":material/library_books:", "sources", {"editor", "qa"}),
     ("pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
     ("pages/inbox.py", "Inbox", ":material/inbox:", "inbox", {"editor"}),
+    ("pages/cards.py", "Cards", ":material/approval:", "cards", {"editor"}),
     ("pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
     ("pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
+    ("pages/actions.py", "Actions", ":material/bolt:", "actions", {"editor"}),
     ("pages/settings.py", "Settings", ":material/settings:", "settings", set()),
 ]
 #: pages only the instance administrator sees (whatever their role in the tenant picked)

@@ -9,6 +9,17 @@ def md(text) -> str:
     return "".join("\\" + c if c.isascii() and not c.isalnum() and not c.isspace() else c for c in str(text or ""))
 
 
+def code(text) -> str:
+    """Text shown literally inside a markdown code span (`…`, where escapes would show): without backticks."""
+    return str(text or "").replace("`", "'")
+
+
+def sentence(text) -> str:
+    """A reason from the core ("the card expired …") as a sentence: capital first, full stop last."""
+    text = str(text or "").strip()
+    return text[:1].upper() + text[1:] + ("" if text[-1:] in ".!?" else ".") if text else ""
+
+
 def parse(iso: str | None) -> datetime | None:
     """An ISO time from the store (UTC when it carries no zone)."""
     if not iso:

@@ -85,6 +85,8 @@ def citations_md(citations: list[dict]) -> str:
     lines = []
     for n, c in enumerate(citations, start=1):
         label = f"{md(c.get('path') or c['id'])} — {md(c.get('title') or '')}"
+        if c.get("live"):  # a live action's result of that turn (A3), not a trained source
+            label += f" · live data, fetched {md(c.get('fetched_at') or '?')}"
         lines.append(f"[{n}] [{label}]({c['url']})" if c.get("url") else f"[{n}] {label}")
     return "  \n".join(lines)
 
@@ -123,7 +125,8 @@ def show_trace(trace: dict) -> None:
         st.markdown("**Tool calls**")
         st.dataframe(pd.DataFrame([{
             "#": n, "Tool": c.get("tool", ""), "Arguments": json.dumps(c.get("arguments", {}), ensure_ascii=False),
-            "Result": c.get("status") or "", "Ids": len(c.get("ids") or []),
+            "Result": (c.get("status") or "") + (f" · live data {c['live_id']}" if c.get("live_id") else
+                                                  " · live" if c.get("live") else ""), "Ids": len(c.get("ids") or []),
         } for n, c in enumerate(calls, start=1)]), hide_index=True, width="stretch")
     show_searches(calls, trace.get("hits") or [])
     show_gate_rounds(trace.get("gate") or [])

@@ -10,6 +10,7 @@ STATUS = {  # status -> (badge label, colour)
     "abstained": ("Refused: not covered", "orange"),
     "handoff": ("Handed off to a person", "violet"),
     "clarify": ("Asks to clarify", "blue"),
+    "card": ("Proposed a confirmation card", "violet"),
     "error": ("Error", "red"),
 }
 #: ``trace.abstained`` -> what it means (the reason a question went on the gap backlog)
