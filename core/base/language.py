@@ -34,20 +34,25 @@ def detect(text: str, default: str = "en") -> str:
         return "es"
     words = _ADDRESSES.sub(" ", text[:4000])
     if not _WORD.search(words):
-        return _classify(text[:4000])
-    return _short_vote(words) or _classify(words)
+        words = text[:4000]
+    lang, probability = _classify(words)
+    if probability < UNSURE:
+        return _short_vote(words) or lang
+    return lang
 
 
-#: function words only one of the analyzed languages writes: a short message the statistical model misreads
-#: ("Cambia mi e-mail a ..." read as French) is settled by them when they all point one way
+#: function words only one of the analyzed languages writes: a short message the statistical model is unsure of
+#: ("Cambia mi e-mail a ..." read as French, "... de contacto a ..." as Portuguese) is settled by them when they all
+#: point one way
 _DISTINCT = {
     "es": frozenset("mi mis el los las del quiero cambia cambiar cambie dónde donde cuánto cuanto qué cómo puedo "
                     "tengo una y pero también usted".split()),
-    "pt": frozenset("meu minha meus minhas os do da dos das quero mudar muda alterar altere onde quanto você "
-                    "posso tenho uma não também é".split()),
-    "en": frozenset("my the to i want change please where how is can what your of and".split()),
+    "pt": frozenset("meu minha meus minhas quero mudar muda alterar altere onde quanto você posso tenho uma não "
+                    "também".split()),
+    "en": frozenset("my the to want change please where how is can what your of and you do does have".split()),
 }
 SHORT_WORDS = 8
+UNSURE = 0.9  # below this probability the model's guess for a short message yields to a unanimous vote
 
 
 def _short_vote(text: str) -> str | None:
@@ -62,8 +67,8 @@ def _short_vote(text: str) -> str | None:
 @lru_cache(maxsize=4096)
 def _classify(text: str) -> str:
     """One turn asks for the language of the same question several times (loop, gate, backlog): once is enough."""
-    lang, _prob = _identifier().classify(text)
-    return lang
+    lang, probability = _identifier().classify(text)
+    return lang, float(probability)
 
 
 _COMBINING = re.compile(r"[\u0300-\u036f\u1ab0-\u1aff\u1dc0-\u1dff\u20d0-\u20ff\ufe20-\ufe2f]")
