@@ -20,13 +20,12 @@ from urllib.parse import quote
 
 import httpx
 
-from core.actions.model import MAX_RESULT_BYTES, ActionFault, Execution, Operation
+from core.actions.model import MAX_RESULT_BYTES, ActionFault, Execution, Operation, timeout_of
 from core.base.config import Settings
 from core.tenancy.context import TenantContext
 
 log = logging.getLogger("cobertura.actions.http")
 
-DEFAULT_TIMEOUT, MAX_TIMEOUT = 10.0, 30.0
 BODY_METHODS = ("POST", "PUT", "PATCH")
 METHODS = (*BODY_METHODS, "GET", "DELETE")
 MASK = "***"
@@ -50,15 +49,6 @@ class _Request:
     body: Any = None  # the JSON body of POST/PUT/PATCH; None for GET/DELETE (their params are in the URL)
     secret: str = field(default="", repr=False)
     warnings: list[str] = field(default_factory=list)
-
-
-def timeout_of(config: Mapping) -> float:
-    """The action's time limit in seconds: ``timeout`` from its config, default 10, at most 30."""
-    try:
-        value = float(config.get("timeout") or DEFAULT_TIMEOUT)
-    except (TypeError, ValueError):
-        return DEFAULT_TIMEOUT
-    return min(value, MAX_TIMEOUT) if value > 0 else DEFAULT_TIMEOUT
 
 
 def _scalar(name: str, value: Any) -> str:

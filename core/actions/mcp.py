@@ -22,12 +22,18 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import urlsplit
 
-from core.actions.model import MAX_RESULT_BYTES, ActionFault, Execution, Operation
+from core.actions.model import (
+    DEFAULT_TIMEOUT,
+    MAX_RESULT_BYTES,
+    MAX_TIMEOUT,
+    ActionFault,
+    Execution,
+    Operation,
+    timeout_of,
+)
 
 log = logging.getLogger(__name__)
 
-DEFAULT_TIMEOUT = 10.0
-MAX_TIMEOUT = 30.0
 MAX_PAGES = 20  # tools/list pages followed at most (a paginator that never ends cannot hang a connect)
 MAX_TOOLS = 500
 MAX_DESCRIPTION = 4000
@@ -53,15 +59,6 @@ def auth_headers(config: Mapping, environ: Mapping[str, str]) -> dict[str, str]:
         raise ActionFault(f"The auth value of the MCP server {server} must contain {{secret}} where the secret of "
                           f"{name} goes (e.g. \"Bearer {{secret}}\"): fix it and connect the server again.")
     return {str(config.get("auth_header") or "Authorization"): value.replace("{secret}", secret)}
-
-
-def timeout_of(config: Mapping) -> float:
-    """The config's ``timeout`` in seconds (default 10), kept between 1 and 30."""
-    try:
-        value = float(config.get("timeout") or DEFAULT_TIMEOUT)
-    except (TypeError, ValueError):
-        value = DEFAULT_TIMEOUT
-    return min(max(value, 1.0), MAX_TIMEOUT)
 
 
 def endpoint(url: str) -> str:

@@ -12,6 +12,17 @@ from core.tenancy.context import TenantContext
 #: a tool name every provider accepts (Anthropic: ^[a-zA-Z0-9_-]{1,64}$), lowercase so names never collide by case
 NAME = re.compile(r"^[a-z][a-z0-9_]{2,63}$")
 MAX_RESULT_BYTES = 64 * 1024
+DEFAULT_TIMEOUT, MAX_TIMEOUT = 10.0, 30.0
+
+
+def timeout_of(config) -> float:
+    """An action's time limit in seconds for the whole exchange: its config's ``timeout`` (default 10), kept
+    between 1 and 30."""
+    try:
+        value = float(config.get("timeout") or DEFAULT_TIMEOUT)
+    except (TypeError, ValueError):
+        value = DEFAULT_TIMEOUT
+    return min(max(value, 1.0), MAX_TIMEOUT)
 
 
 class OpKind(StrEnum):
