@@ -89,7 +89,8 @@ def answer(decision) -> JSONResponse:
     status = 200
     if refusal:
         status, code = refusal
-        message = _MESSAGES[code] + (f" {decision.reason}" if decision.reason else "")
+        why = decision.reason.strip().rstrip(".") if code in ("card_refused", "card_failed") else ""
+        message = _MESSAGES[code] + (f" Why: {why}." if why else "")  # the card's own reason, once
         body = {**envelope(code, message, retryable=code == "card_in_progress"), **body}
     headers = {"Cache-Control": "no-store", **({"Retry-After": "2"} if status == 202 else {})}
     return JSONResponse(body, status_code=status, headers=headers)

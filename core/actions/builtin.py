@@ -89,9 +89,9 @@ class BuiltinExecutor:
 
 
 def precondition(ctx: TenantContext, store: Store, op: Operation, params: dict,
-                 state: dict | None) -> tuple[str, str, str] | None:
-    """Why a built-in card cannot even be proposed: (for the model, kind, the value at stake), or None."""
+                 state: dict | None) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """Why a built-in card cannot even be proposed: (for the model, kind, the state's facts), or None."""
     if op.name == UPDATE_EMAIL and state and state.get("email", "").lower() == str(params.get("new_email", "")).lower():
         return (f"{params['new_email']} is already this customer's contact e-mail: nothing to change.", "same",
-                params["new_email"])
+                [("email", state["email"])])
     return None

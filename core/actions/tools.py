@@ -9,14 +9,16 @@ Everything an operation returns reaches the model through the injection guard, a
 """
 from __future__ import annotations
 
+import json
 import secrets
 from typing import Any
 
 from core.actions import builtin, params as params_mod
 from core.actions.model import ActionFault, Operation, OpKind
+from core.agent import prompts
 from core.agent.injection import defuse
 from core.agent.protocol import ToolSpec
-from core.agent.registry import Tool, ToolEnv, ToolKind
+from core.agent.registry import Tool, ToolEnv, ToolKind, record_live
 
 MAX_STRING_IN_RESULT = 4000
 _ASK = {"es": "Para «{title}» necesito: {fields}. ¿Me lo indicas?",
@@ -58,10 +60,26 @@ def quarantine(env: ToolEnv, value: Any) -> Any:
     return clean
 
 
-def _fault(env: ToolEnv, message: str) -> dict:
-    env.evidence.faults += 1  # a failing action is a fault, never a gap (G4)
-    return {"status": "error", "message": f"{message} This is a fault, not an answer: do not guess; tell the customer "
-            "you could not check or do it right now."}
+def _fault(env: ToolEnv, message: str, op: Operation, switched_off: bool = False) -> dict:
+    """A failing action ends the turn as a fault (never a gap, G4), telling the customer so in fixed words."""
+    env.evidence.faults += 1
+    lang = env.language or "en"
+    said = prompts.message("actions_off", lang) if switched_off else prompts.message(
+        "action_failed", lang).format(title=op.title)
+    env.evidence.notice = {"text": said, "fault": True}
+    return {"status": "error", "message": f"{message} This is a fault, not an answer: the customer is told you could "
+            "not do it right now; your turn ends here."}
+
+
+def _refuse(env: ToolEnv, service, op: Operation, key: str, facts: list[tuple[str, str]], state) -> None:
+    """End the turn saying the change cannot be prepared: the fixed sentence, then the facts of the state just read,
+    each cited as live data of this turn (the gate checks them like any live answer)."""
+    lang = env.language or "en"
+    text = json.dumps({"status": "found", "operation": op.name, "title": op.title, "data": state}, ensure_ascii=False,
+                      default=str)
+    live_id = record_live(env, op.name, op.title, service.stamp(), text)
+    lines = "\n".join(f"- {name}: {value} [[cite:{live_id}]]" for name, value in facts)
+    env.evidence.notice = {"text": f"{prompts.message(key, lang)}\n\n{lines}", "fault": False}
 
 
 def _bad_arguments(op: Operation, checked: params_mod.Checked) -> dict:
@@ -81,11 +99,11 @@ def read_handler(service, op: Operation):
             return _bad_arguments(op, checked)
         why = service.stopped(env.ctx)
         if why:
-            return _fault(env, f"Actions are switched off now ({why}).")
+            return _fault(env, f"Actions are switched off now ({why}).", op, switched_off=True)
         done = service.executor(op).execute(env.ctx, op, checked.params, env.ctx.customer_id,
                                             f"read-{secrets.token_hex(8)}")
         if not done.ok and done.status != "http_404":  # a read answered 404: nothing for these parameters
-            return _fault(env, f"The live source {op.name} failed ({done.status}): {done.message}")
+            return _fault(env, f"The live source {op.name} failed ({done.status}): {done.message}", op)
         base = {"operation": op.name, "title": op.title, "params": checked.params, "fetched_at": service.stamp()}
         if not done.ok or done.body in (None, "", [], {}):
             return {"status": "empty", **base, "message": "The live source returned nothing for these parameters. Say "
@@ -118,7 +136,7 @@ def propose_handler(service, op: Operation):
                     "the turn and let the customer decide."}
         why = service.stopped(env.ctx)
         if why:
-            return _fault(env, f"Actions are switched off now ({why}).")
+            return _fault(env, f"Actions are switched off now ({why}).", op, switched_off=True)
         checked = params_mod.check(op.parameters, arguments)
         if checked.problems:
             return _bad_arguments(op, checked)
@@ -130,10 +148,11 @@ def propose_handler(service, op: Operation):
         try:
             state = service.executor(op).current_state(env.ctx, op, checked.params, env.ctx.customer_id)
         except ActionFault as exc:
-            return _fault(env, f"The current state for {op.name} could not be read ({exc}).")
+            return _fault(env, f"The current state for {op.name} could not be read ({exc}).", op)
         problem = builtin.precondition(env.ctx, service.store, op, checked.params, state) or _state_problem(op, state)
-        if problem:  # the customer hears why, in fixed words built from the state just read; the turn ends
-            env.evidence.clarify = [{"question": refusal(local, problem, env.language or "en"), "options": []}]
+        if problem:  # the customer hears why: a fixed sentence and the facts of the state just read; the turn ends
+            _refuse(env, service, local, "nothing_to_change" if problem[1] == "same" else "state_refusal", problem[2],
+                    state)
             return {"status": "error", "message": f"{op.name} cannot be proposed now: {problem[0]} The customer is "
                     "told so; your turn ends here."}
         env.evidence.cards.append({"operation": op.name, "title": local.title, "params": checked.params,
@@ -143,29 +162,14 @@ def propose_handler(service, op: Operation):
     return handler
 
 
-_REFUSE = {"es": "Ahora no puedo preparar «{title}»: su estado actual no lo permite ({facts}).",
-           "pt": "Neste momento não posso preparar «{title}»: o estado atual não o permite ({facts}).",
-           "en": "I cannot prepare “{title}” right now: its current state does not allow it ({facts})."}
-_SAME = {"es": "{value} ya es tu e-mail de contacto: no hay nada que cambiar.",
-         "pt": "{value} já é o seu e-mail de contacto: não há nada a alterar.",
-         "en": "{value} is already your contact e-mail: there is nothing to change."}
-
-
-def refusal(op: Operation, problem: tuple[str, str, str], lang: str) -> str:
-    """Why a change cannot even be proposed, in the customer's language: the facts of the state that forbid it."""
-    _, kind, facts = problem
-    table = _SAME if kind == "same" else _REFUSE
-    return table.get(lang, table["en"]).format(title=op.title, facts=facts, value=facts)
-
-
-def _state_problem(op: Operation, state) -> tuple[str, str, str] | None:
-    """(for the model, kind, the state's facts as ``field: value``) when the state forbids the change, or None."""
+def _state_problem(op: Operation, state) -> tuple[str, str, list[tuple[str, str]]] | None:
+    """(for the model, kind, the state's facts as (field, value)) when the state forbids the change, or None."""
     schema = op.config.get("state_schema")
     problems = params_mod.state_problems(schema, state) if schema and state is not None else []
     if not problems:
         return None
-    facts = "; ".join(f"{path}: {value}" for path, value in params_mod.state_facts(schema, state)[:3])
-    return f"the current state does not allow it ({'; '.join(problems[:3])}).", "state", facts
+    return (f"the current state does not allow it ({'; '.join(problems[:3])}).", "state",
+            params_mod.state_facts(schema, state)[:3])
 
 
 def _identified(env: ToolEnv) -> bool:

@@ -87,10 +87,15 @@ class Agent:
                     return Status.CLARIFY, text, False, None, verdict
                 if evidence.cards:  # a write tool proposed a card: the customer decides; nothing else to say
                     return Status.CARD, text, False, None, verdict
+                if evidence.notice and evidence.notice["fault"]:  # an action failed or is off: a fault, never a gap
+                    return status, text, False, (Fault.TOOLS_FAILED, "an action could not run"), verdict
+                if evidence.notice:  # a refusal built from the live state: judged by the gate like any answer
+                    text = evidence.notice["text"]
                 missing, rest = partial.split(text)
                 # relevance is judged for a model's answer; a partial one gives the closest fact by design, and the
                 # offline responder released only what its own answerability checks (with coverage) let through
-                judged = not missing and (trace.rounds[-1]["provider"] if trace.rounds else "") != "offline"
+                judged = not missing and not evidence.notice and (
+                    trace.rounds[-1]["provider"] if trace.rounds else "") != "offline"
                 verdict = check(rest,
                                 Evidence(dict(evidence.texts), frozenset(evidence.other_ids), tuple(evidence.live),
                                          {h["id"]: f'{h["title"]} {h["path"]}' for h in evidence.hits},
@@ -101,7 +106,7 @@ class Agent:
                      "detail": v.detail, "support": round(v.support, 3)} for v in verdict.claims]})
                 if verdict.ok:
                     return Status.ANSWERED, text, False, None, verdict
-                if evidence.handoff:  # a person takes over: the fixed handoff message replaces it, no revision
+                if evidence.handoff or evidence.notice:  # a fixed message replaces it: no revision round
                     break
                 if attempt == 0:
                     messages += [Message("assistant", text),
@@ -119,6 +124,8 @@ class Agent:
         if fault:
             outcome.status, outcome.fault = Status.ERROR, fault[0]
             outcome.answer = prompts.message("truncated" if outcome.truncated else "fault", language)
+            if evidence.notice and evidence.notice["fault"]:  # what the action's tool said, in the customer's words
+                outcome.answer = evidence.notice["text"]
             trace.fault = fault[1]
             return
         if outcome.status == Status.CLARIFY:
@@ -165,7 +172,7 @@ class Agent:
                 messages.append(self.tools.run(env, call))
                 done = env.evidence.calls[-1]
                 emit("tool", {"name": call.name, "status": done.get("status"), "found": done.get("status") == "found"})
-            if env.evidence.clarify is not None or env.evidence.cards:
+            if env.evidence.clarify is not None or env.evidence.cards or env.evidence.notice:
                 return ""
         raise TimeoutError()
 

@@ -40,6 +40,31 @@ MESSAGES: dict[str, dict[str, str]] = {
         "pt": "Segundo a nossa documentação:",
         "en": "According to our documentation:",
     },
+    # an operation the current state forbids (a shipped order): said first, then the state's facts, cited live
+    "state_refusal": {
+        "es": "Ahora no puedo preparar ese cambio: su estado actual no lo permite.",
+        "pt": "Neste momento não posso preparar essa alteração: o estado atual não o permite.",
+        "en": "I cannot prepare that change right now: its current state does not allow it.",
+    },
+    "nothing_to_change": {
+        "es": "Ese dato ya es el actual: no hay nada que cambiar.",
+        "pt": "Esse dado já é o atual: não há nada a alterar.",
+        "en": "That is already the current value: there is nothing to change.",
+    },
+    # an action could not run: switched off by the business, or its source failed (a fault, never a gap)
+    "actions_off": {
+        "es": "Las gestiones automáticas están desactivadas ahora mismo: no puedo consultar ni cambiar nada. "
+              "Inténtalo más tarde.",
+        "pt": "As operações automáticas estão desativadas neste momento: não posso consultar nem alterar nada. "
+              "Tente mais tarde.",
+        "en": "Automatic actions are switched off right now: I cannot check or change anything. Please try again "
+              "later.",
+    },
+    "action_failed": {
+        "es": "No he podido completar «{title}» ahora mismo. Inténtalo de nuevo en un momento.",
+        "pt": "Não consegui concluir «{title}» neste momento. Tente de novo dentro de momentos.",
+        "en": "I could not complete “{title}” right now. Please try again in a moment.",
+    },
     # a write tool proposed a confirmation card (C1): the card shows the change; nothing happens before approval
     "card": {
         "es": "Necesito tu confirmación: revisa los datos de la tarjeta y pulsa Aprobar o Rechazar. No cambio nada "
@@ -101,7 +126,8 @@ def message(key: str, language: str) -> str:
 
 def exempt_sentences() -> list[str]:
     """Fixed sentences the gate never asks a citation for (abstention, framing, handoff notices)."""
-    return [text for key in ("abstain", "handoff", "framing", "live_framing", "live_empty")
+    return [text for key in ("abstain", "handoff", "framing", "live_framing", "live_empty", "state_refusal",
+                             "nothing_to_change")
             for text in MESSAGES[key].values()]
 
 

@@ -63,6 +63,9 @@ class TurnEvidence:
     #: card proposals of this turn (a write tool's only effect): {operation, title, params, preview, snapshot};
     #: the turn pipeline records them as cards after the answer
     cards: list[dict] = field(default_factory=list)
+    #: what an operation's tool says ends the turn, in the customer's words: {"text", "fault"}. A fault (actions
+    #: switched off, a source that failed) is never a gap; a refusal built from the live state is judged by the gate
+    notice: dict | None = None
 
 
 @dataclass
@@ -176,6 +179,16 @@ class ToolRegistry:
         return result
 
 
+def record_live(env: ToolEnv, operation: str, title: str, fetched_at: str, text: str, status: str = "found") -> str:
+    """File a live result of this turn (``text`` as the model saw it) under the turn's next id, live-N."""
+    live_id = f"{LIVE_PREFIX}{len(env.evidence.live_ids) + 1}"
+    env.evidence.live_ids[live_id] = {"operation": operation, "title": title, "fetched_at": fetched_at,
+                                      "status": status, "text": text}
+    if status == "found":
+        env.evidence.live.append(text)
+    return live_id
+
+
 def _file_live(env: ToolEnv, tool: Tool, result: dict) -> dict:
     """A live tool's result as the model sees it: a ``found`` or ``empty`` one gets this turn's next id (live-N),
     to cite as [[cite:live-N]], and is filed as live data of this turn; an ``empty`` one always carries the
@@ -187,12 +200,8 @@ def _file_live(env: ToolEnv, tool: Tool, result: dict) -> dict:
     if status == "empty":  # the model is told explicitly, never left with silence
         result["message"] = result.get("message") or EMPTY_NOTE
     visible = json.dumps({k: v for k, v in result.items() if not k.startswith("_")}, ensure_ascii=False, default=str)
-    live_id = f"{LIVE_PREFIX}{len(env.evidence.live_ids) + 1}"
-    env.evidence.live_ids[live_id] = {"operation": tool.name, "title": str(result.get("title") or tool.name),
-                                      "fetched_at": str(result.get("fetched_at", "")), "status": status,
-                                      "text": visible}
-    if status == "found":
-        env.evidence.live.append(visible)
+    live_id = record_live(env, tool.name, str(result.get("title") or tool.name), str(result.get("fetched_at", "")),
+                          visible, status)
     cite = f"[[cite:{live_id}]]"
     if status == "empty":  # the sentence that says so, per language: cited, the gate lets it through as live data
         result["say_exactly"] = {lang: f"{prompts.message('live_empty', lang)} {cite}" for lang in prompts.LANGUAGES}

@@ -226,7 +226,8 @@ def _action_settings(env: Mapping[str, str]) -> dict:
     COBERTURA_CARD_MINUTES."""
     raw = env.get("COBERTURA_KILL_SWITCH", "").strip().lower()
     if raw not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
-        raise ConfigError(f"COBERTURA_KILL_SWITCH must be 1 (every action and card stopped) or 0, not {raw!r}.")
+        raise ConfigError(f"COBERTURA_KILL_SWITCH must be 1 (every action and card stopped) or 0 (also true/false, "
+                          f"yes/no, on/off), not {raw!r}.")
     minutes = env.get("COBERTURA_CARD_MINUTES", "").strip() or "15"
     try:
         card_minutes = float(minutes)

@@ -161,7 +161,17 @@ def test_the_same_address_is_refused_in_the_customers_words_and_ends_the_turn(wo
     _, result, provider = propose(rt, arguments={"new_email": "old@example.com"},
                                  message="Quiero cambiar mi correo electrónico de contacto")
     assert result.cards == [] and len(provider.calls) == 1
-    assert result.answer == "old@example.com ya es tu e-mail de contacto: no hay nada que cambiar."
+    assert result.status == "answered" and result.gap_id is None
+    assert result.answer == "Ese dato ya es el actual: no hay nada que cambiar.\n\n- email: old@example.com [1]"
+    assert result.citations[0]["live"] and result.citations[0]["path"] == "live/update_contact_email"
+
+
+def test_a_switched_off_tenant_says_so_when_asked_for_a_change_and_records_no_gap(world):
+    rt, staff = world
+    rt.actions.set_switch(staff, True, "incident 42")
+    _, result, _ = propose(rt)
+    assert result.status == "error" and result.cards == [] and result.gap_id is None
+    assert result.answer.startswith("Las gestiones automáticas están desactivadas") and "incident" not in result.answer
 
 
 def test_the_ledger_exports_as_csv_with_customer_text_kept_inert(world):
