@@ -19,6 +19,7 @@ from pydantic import BaseModel, Field
 
 from api.errors import ApiError, ErrorBody, ErrorEnvelope, envelope
 from api.identity import client_address, visitor
+from api.ratelimit import enforce
 from core.actions.cards import CardNotFound
 from core.tenancy.context import TenantContext
 
@@ -74,14 +75,6 @@ def _not_found() -> ApiError:
                     "the card the chat showed, by the customer it was offered to.")
 
 
-def _limit(limiter, key: str, what: str) -> None:
-    wait = limiter.take(key)
-    if wait:
-        seconds = max(1, int(wait + 0.999))
-        raise ApiError(429, "rate_limited", f"Too many clicks from this {what}; try again in {seconds} s.", True,
-                       {"Retry-After": str(seconds)})
-
-
 def answer(decision) -> JSONResponse:
     """The response of a decision: 200 with the card, or the refusal's status with the envelope and the card."""
     body = decision.as_dict()
@@ -98,8 +91,8 @@ def answer(decision) -> JSONResponse:
 
 async def _decide(request: Request, ctx: TenantContext, card_id: str, approve: bool) -> JSONResponse:
     state = request.app.state
-    _limit(state.ip_limiter, "card:" + client_address(request), "address")
-    _limit(state.key_limiter, "card:" + ctx.tenant_slug, "site")
+    enforce(state.ip_limiter, "card:" + client_address(request), "address", "clicks")
+    enforce(state.key_limiter, "card:" + ctx.tenant_slug, "site", "clicks")
     if not ctx.customer_id or not CARD_ID.match(card_id):  # anonymous: no card is ever theirs
         raise _not_found()
     loop = asyncio.get_running_loop()

@@ -19,6 +19,7 @@ from sse_starlette import EventSourceResponse
 from api.errors import ApiError, ErrorEnvelope
 from api.events import EVENTS, done_payload, turn_events
 from api.identity import client_address, visitor
+from api.ratelimit import enforce
 from core.agent.cancel import Cancelled, CancelToken
 from core.base.language import detect
 from core.channels import conversations, handoff
@@ -78,20 +79,12 @@ _STREAM_DOC = {200: {"description": "Server-sent events: provider, tool, verify,
                                       "description": "the event's payload, a JSON object"}}}}}}}
 
 
-def _limit(request: Request, limiter, key: str, what: str) -> None:
-    wait = limiter.take(key)
-    if wait:
-        seconds = max(1, int(wait + 0.999))
-        raise ApiError(429, "rate_limited", f"Too many questions from this {what}; try again in {seconds} s.", True,
-                       {"Retry-After": str(seconds)})
-
-
 @router.post("/v1/chat", response_class=EventSourceResponse, responses={**_STREAM_DOC, **_ERRORS},
              summary="Ask the agent; the answer streams as server-sent events")
 def chat(body: ChatRequest, request: Request, ctx: TenantContext = Depends(visitor)) -> EventSourceResponse:
     state = request.app.state
-    _limit(request, state.ip_limiter, client_address(request), "address")
-    _limit(request, state.key_limiter, ctx.tenant_slug, "site")
+    enforce(state.ip_limiter, client_address(request), "address", "questions")
+    enforce(state.key_limiter, ctx.tenant_slug, "site", "questions")
     store = state.rt.store
     if body.conversation_id:  # ownership before admission: a foreign id answers like a missing one, always
         _own_conversation(ctx, store, body.conversation_id)
@@ -189,7 +182,7 @@ async def _stream(request: Request, ctx: TenantContext, admitted: Admitted) -> A
             summary="Staff replies in a handed-off conversation (the widget polls this)")
 def replies(conversation_id: str, request: Request, after: int = Query(0, ge=0, le=10**9),
             ctx: TenantContext = Depends(visitor)) -> Replies:
-    _limit(request, request.app.state.ip_limiter, "poll:" + client_address(request), "address")
+    enforce(request.app.state.ip_limiter, "poll:" + client_address(request), "address", "questions")
     store = request.app.state.rt.store
     _own_conversation(ctx, store, conversation_id)
     try:

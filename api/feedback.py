@@ -16,6 +16,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from api.chat import _ERRORS, _own_conversation
 from api.errors import ApiError, ErrorEnvelope
 from api.identity import client_address, visitor
+from api.ratelimit import enforce
 from core.channels import ratings
 from core.gaps import feedback
 from core.tenancy.context import TenantContext
@@ -48,14 +49,6 @@ _FEEDBACK_ERRORS = {**{s: _ERRORS[s] for s in (400, 401, 429)},
                           "500 characters"}}
 
 
-def _limit(limiter, key: str, what: str) -> None:
-    wait = limiter.take(key)
-    if wait:
-        seconds = max(1, int(wait + 0.999))
-        raise ApiError(429, "rate_limited", f"Too many ratings from this {what}; try again in {seconds} s.", True,
-                       {"Retry-After": str(seconds)})
-
-
 def _turn_not_found() -> ApiError:
     return ApiError(404, "turn_not_found", "That answer does not exist in this conversation; rate an answer by the "
                     "turn_id of its done event.")
@@ -67,8 +60,8 @@ def rate(body: FeedbackRequest, request: Request, conversation_id: str,
          turn_id: int = Path(ge=1, le=2**62, description="The turn_id of the answer's done event"),
          ctx: TenantContext = Depends(visitor)) -> FeedbackRecorded:
     state = request.app.state
-    _limit(state.ip_limiter, "feedback:" + client_address(request), "address")
-    _limit(state.key_limiter, "feedback:" + ctx.tenant_slug, "site")
+    enforce(state.ip_limiter, "feedback:" + client_address(request), "address", "ratings")
+    enforce(state.key_limiter, "feedback:" + ctx.tenant_slug, "site", "ratings")
     _own_conversation(ctx, state.rt.store, conversation_id)  # a foreign conversation answers like a missing one
     try:
         done = ratings.rate(ctx, state.rt.store, state.rt.backlog, conversation_id, turn_id, body.rating, body.reason)

@@ -8,6 +8,8 @@ import threading
 import time
 from typing import Callable
 
+from api.errors import ApiError
+
 #: Buckets untouched this long are forgotten, so memory stays bounded under many addresses.
 IDLE_SECONDS = 600.0
 
@@ -35,3 +37,13 @@ class RateLimiter:
                 return (1.0 - tokens) / self.rate
             self._buckets[key] = (tokens - 1.0, now)
             return 0.0
+
+
+def enforce(limiter: RateLimiter, key: str, what: str, of: str) -> None:
+    """Take one request of ``key`` from ``limiter``, or answer 429 with Retry-After: "Too many ``of`` from this
+    ``what``" (of: questions, ratings, clicks; what: address, site)."""
+    wait = limiter.take(key)
+    if wait:
+        seconds = max(1, int(wait + 0.999))
+        raise ApiError(429, "rate_limited", f"Too many {of} from this {what}; try again in {seconds} s.", True,
+                       {"Retry-After": str(seconds)})
