@@ -74,6 +74,8 @@ def turn_events(result: TurnResult) -> list[tuple[str, dict]]:
     # the turn's recorded cards (Card.event(): id, operation, title, preview, params, expires_at, status): the
     # widget renders each with Approve / Reject, which POST /v1/cards/{id}/approve|reject (api/cards.py)
     events += [("card", dict(card)) for card in result.cards]
+    if result.booking_window:  # the free times to pick from (the widget holds the one picked: api/booking.py)
+        events.append(("booking_window", dict(result.booking_window)))
     if result.status == Status.HANDOFF:
         handoff = (result.trace.handoff if result.trace else None) or {}
         events.append(("handoff", {"id": result.handoff_id, "reason": handoff.get("reason", ""),

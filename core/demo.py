@@ -5,6 +5,7 @@ import json
 from pathlib import Path
 
 from core.actions import builtin, definitions
+from core.booking.schedule import DEMO_SCHEDULE
 from core.knowledge import sources as sources_mod
 from core.knowledge.ingest import ImportReport, import_paths
 from core.knowledge.training import TrainReport
@@ -42,6 +43,8 @@ def init_demo(rt: Runtime, train: bool = True, progress=None) -> tuple[ImportRep
         tenant_settings.update(ctx, rt.store, process=rt.settings, sections=sections)
     site_keys.ensure(ctx, rt.store)
     _demo_actions(ctx, rt)
+    if rt.booking.schedule(ctx) is None:  # the workshop's hours (Europe/Madrid): booking works from the first start
+        rt.booking.save_schedule(ctx, DEMO_SCHEDULE, ctx.actor)
     if qa.get_suite(ctx, rt.store, QA_SUITE) is None:  # once: later edits of the suite are the tenant's own
         qa.import_jsonl(ctx, rt.store, QA_SUITE, (SAMPLE_DIR / "qa" / "demo.jsonl").read_text(encoding="utf-8"))
     trained = rt.index.train(ctx, progress=progress) if train else None

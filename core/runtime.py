@@ -7,6 +7,7 @@ from core.actions.service import Actions
 from core.base.clock import SYSTEM, Clock
 from core.base.config import Settings, load_settings
 from core.base.store import Store
+from core.booking.service import Booking
 from core.channels import handoff
 from core.channels.turn import Turns
 from core.channels.webhooks import Notifier
@@ -28,6 +29,7 @@ class Runtime:
     backlog: Backlog
     notifier: Notifier
     actions: Actions
+    booking: Booking
     turns: Turns = field(init=False)
 
     def __post_init__(self) -> None:
@@ -41,9 +43,11 @@ class Runtime:
 
 
 def open_runtime(settings: Settings | None = None, embedder: Embedder | None = None, tuning: Tuning | None = None,
-                 notifier: Notifier | None = None, clock: Clock = SYSTEM, executors: dict | None = None) -> Runtime:
+                 notifier: Notifier | None = None, clock: Clock = SYSTEM, executors: dict | None = None,
+                 calendar_factory=None) -> Runtime:
     """Open (and migrate) everything under the settings' data directory (``executors``: the action executors by
-    source, for tests; otherwise the built-in, HTTP and MCP ones of core.actions)."""
+    source, for tests; otherwise the built-in, HTTP and MCP ones of core.actions; ``calendar_factory``: the
+    calendar of a tenant's connection row, for tests; otherwise the embedded one or its CalDAV calendar)."""
     settings = settings or load_settings()
     settings.data_dir.mkdir(parents=True, exist_ok=True)
     store = Store(settings.db_path, clock)
@@ -53,5 +57,8 @@ def open_runtime(settings: Settings | None = None, embedder: Embedder | None = N
     backlog.adopt_raw_events()
     backlog.purge_all()  # retention on start (and hourly while recording, and `python -m core purge`)
     notifier = notifier or Notifier(store)
-    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier,
-                   Actions(store, settings, executors))
+    actions = Actions(store, settings, executors)
+    booking = Booking(store, settings, calendar_factory)
+    booking.register_operations(actions)  # cancel and reschedule a booking: confirmation cards like any write
+    return Runtime(settings, store, index, Retriever(index, tuning), Knowledge(index), backlog, notifier, actions,
+                   booking)

@@ -5,7 +5,8 @@ import ast
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = {"base", "tenancy", "knowledge", "grounding", "agent", "channels", "gaps", "actions", "qa", "curation"}
+PACKAGES = {"base", "tenancy", "knowledge", "grounding", "agent", "channels", "gaps", "actions", "booking", "qa",
+            "curation"}
 ROOT_MODULES = {"__init__.py", "__main__.py", "runtime.py", "demo.py"}
 MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
 CHECKED = ("core", "api", "pages")

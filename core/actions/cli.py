@@ -294,7 +294,7 @@ def cmd_mcp(args, runtime, context) -> int:
 
 # == registration ==============================================================================================
 
-def _closing(func):
+def closing(func):
     """``func`` with the runtimes it opens closed when it returns (the HTTP client's connections with them)."""
     def run(args, runtime, context) -> int:
         opened = []
@@ -319,7 +319,7 @@ def _explained(p, usage: str, text: str) -> None:
 
 def register(add) -> None:
     """Add ``cards``, ``actions`` and ``mcp`` through ``add(name, func, help)`` of the CLI."""
-    p = add("cards", _closing(cmd_cards), "confirmation cards: cards SLUG [--status S] | cards approve|reject SLUG "
+    p = add("cards", closing(cmd_cards), "confirmation cards: cards SLUG [--status S] | cards approve|reject SLUG "
                                           "ID | cards ledger SLUG [--card ID]")
     _explained(p, CARDS_USAGE, "Without an action, `cards SLUG` lists the tenant's cards, newest first. With one, "
                "the first word is the action:\n  approve SLUG ID   approve the card as staff: the checks run again "
@@ -330,7 +330,7 @@ def register(add) -> None:
     p.add_argument("--status", help="list: only cards with this status (proposed, executing, executed, failed, "
                    "rejected, expired, refused)")
     p.add_argument("--card", metavar="ID", help="ledger: only this card's rows")
-    p = add("actions", _closing(cmd_actions), "operations: actions SLUG | actions import SLUG FILE.json | actions "
+    p = add("actions", closing(cmd_actions), "operations: actions SLUG | actions import SLUG FILE.json | actions "
                                               "test SLUG NAME --params JSON [--dry-run] | actions rm SLUG NAME | "
                                               "actions switch SLUG on|off")
     _explained(p, ACTIONS_USAGE, "Without an action, `actions SLUG` lists the tenant's operations (built-in, HTTP, "
@@ -342,7 +342,7 @@ def register(add) -> None:
     p.add_argument("--customer", metavar="ID", help="test: the customer the call is for ({customer_id} in a URL, "
                    "the built-ins' profile)")
     p.add_argument("--reason", help="switch off: why (shown on the Actions page and in refusals)")
-    p = add("mcp", _closing(cmd_mcp), "MCP servers: mcp connect SLUG NAME URL | mcp refresh SLUG NAME | mcp tool "
+    p = add("mcp", closing(cmd_mcp), "MCP servers: mcp connect SLUG NAME URL | mcp refresh SLUG NAME | mcp tool "
                                       "SLUG OPNAME --kind read|write|--disable|--enable")
     _explained(p, MCP_USAGE, "connect lists the server's tools (streamable HTTP) and offers them as operations "
                "named NAME__TOOL: readOnlyHint tools are reads, every other tool a write (a card). refresh lists "

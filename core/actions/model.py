@@ -34,6 +34,7 @@ class OpSource(StrEnum):
     BUILTIN = "builtin"
     HTTP = "http"
     MCP = "mcp"
+    BOOKING = "booking"  # cancel and reschedule a booking (registered by core.booking)
 
 
 @dataclass(frozen=True)

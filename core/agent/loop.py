@@ -150,6 +150,8 @@ class Agent:
             outcome.abstention = Abstention.WITHHELD_UNSUPPORTED if wrote_claims else Abstention.NOT_COVERED
             trace.abstained = outcome.abstention.value
         outcome.sections = list(evidence.sections)
+        if outcome.status in (Status.ANSWERED, Status.PARTIAL):  # the window goes with the answer that offers it
+            outcome.booking_window = evidence.booking_window
         if evidence.handoff:
             outcome.handoff_requested = trace.handoff_requested = evidence.handoff
 

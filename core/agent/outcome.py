@@ -90,3 +90,4 @@ class Outcome:
     handoff_requested: str | None = None  # the reason, when the model handed the conversation to a person
     abstention: Abstention | None = None
     cards: list[dict] = field(default_factory=list)  # card proposals of this turn (recorded by the turn pipeline)
+    booking_window: dict | None = None  # the free times to pick from in the widget (its booking_window event)

@@ -66,6 +66,8 @@ class TurnEvidence:
     #: what an operation's tool says ends the turn, in the customer's words: {"text", "fault"}. A fault (actions
     #: switched off, a source that failed) is never a gap; a refusal built from the live state is judged by the gate
     notice: dict | None = None
+    #: the free times a booking tool read for the web booking window (B4): shown with the answer that lists them
+    booking_window: dict | None = None
 
 
 @dataclass

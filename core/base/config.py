@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from email.utils import parseaddr
 from pathlib import Path
 from typing import Mapping
 from urllib.parse import urlsplit
@@ -61,6 +62,16 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_SESSION_IDLE_MINUTES": "an admin-app sign-in ends after this many minutes without use (default 120)",
     "COBERTURA_SESSION_SECRET": "secret that signs the admin app's session cookies; unset = a random one kept in "
                                 "the data dir (session-secret); changing it signs everybody out",
+    "COBERTURA_SMTP_HOST": "SMTP server that sends booking confirmations (with an .ics invitation); unset = they "
+                           "wait in the outbox (pending) until it is set",
+    "COBERTURA_SMTP_PORT": "port of that server (default 587; 465 with COBERTURA_SMTP_SECURITY=ssl)",
+    "COBERTURA_SMTP_SECURITY": "starttls (default), ssl (TLS from the first byte, usually port 465) or none "
+                               "(plain: only for a relay on this machine)",
+    "COBERTURA_SMTP_USER": "user name to log in to the SMTP server (optional; with COBERTURA_SMTP_PASSWORD)",
+    "COBERTURA_SMTP_PASSWORD": "password for that user (read from the environment only)",
+    "COBERTURA_SMTP_FROM": "sender of the e-mails, e.g. Taller Demo <citas@example.com> (default: "
+                           "COBERTURA_SMTP_USER when it is an address)",
+    "COBERTURA_SMTP_TIMEOUT": "seconds allowed for one SMTP conversation (default 10)",
 }
 
 #: Values COBERTURA_PROVIDER may name; "offline" stands alone (no LLM: the extractive responder answers).
@@ -103,6 +114,14 @@ class Settings:
     session_secret: str = field(default="", repr=False)
     kill_switch: bool = False  # COBERTURA_KILL_SWITCH=1: no action runs and no card executes, for every tenant
     card_minutes: float = 15.0  # how long a confirmation card can be approved
+    # booking confirmations (core/booking/outbox.py); smtp_host "" = not configured, messages stay pending
+    smtp_host: str = ""
+    smtp_port: int = 587
+    smtp_security: str = "starttls"
+    smtp_user: str = ""
+    smtp_password: str = field(default="", repr=False)
+    smtp_from: str = ""
+    smtp_timeout: float = 10.0
 
     @property
     def provider_chain(self) -> tuple[str, ...]:
@@ -238,6 +257,50 @@ def _action_settings(env: Mapping[str, str]) -> dict:
     return {"kill_switch": raw in ("1", "true", "yes", "on"), "card_minutes": card_minutes}
 
 
+SMTP_SECURITY = ("starttls", "ssl", "none")
+
+
+def _smtp_settings(env: Mapping[str, str]) -> dict:
+    """COBERTURA_SMTP_*: each value checked; a host named in a way smtplib cannot use, a port, mode or timeout it
+    cannot read, a login without its password, or a sender that is not an address is refused, naming the variable."""
+    get = {name: env.get(f"COBERTURA_SMTP_{name}", "").strip() for name in
+           ("HOST", "PORT", "SECURITY", "USER", "FROM", "TIMEOUT")}
+    password = env.get("COBERTURA_SMTP_PASSWORD", "")
+    host, security = get["HOST"], get["SECURITY"].lower() or "starttls"
+    if host and ("://" in host or "/" in host or "@" in host or host.count(":") == 1
+                 or any(ch.isspace() for ch in host)):
+        raise ConfigError(f"COBERTURA_SMTP_HOST must be a host name or address such as smtp.example.com, not "
+                          f"{host!r}; give the port in COBERTURA_SMTP_PORT.")
+    if security not in SMTP_SECURITY:
+        raise ConfigError(f"COBERTURA_SMTP_SECURITY must be starttls (default), ssl or none, not {get['SECURITY']!r}.")
+    port = get["PORT"] or ("465" if security == "ssl" else "587")
+    if not (port.isascii() and port.isdigit()) or not 1 <= int(port) <= 65535:
+        raise ConfigError(f"COBERTURA_SMTP_PORT must be a port number from 1 to 65535, not {port!r}.")
+    try:
+        timeout = float(get["TIMEOUT"] or "10")
+    except ValueError:
+        timeout = float("nan")
+    if not 1 <= timeout <= 300:
+        raise ConfigError(f"COBERTURA_SMTP_TIMEOUT must be seconds from 1 to 300, not {get['TIMEOUT']!r}.")
+    if bool(get["USER"]) != bool(password):
+        raise ConfigError("COBERTURA_SMTP_USER and COBERTURA_SMTP_PASSWORD go together: set both to log in, or "
+                          "neither for a server that takes mail without a login.")
+    sender = get["FROM"] or (get["USER"] if "@" in get["USER"] else "")
+    _, address = parseaddr(sender)
+    if sender and (address.count("@") != 1 or any(ch.isspace() for ch in address) or "\n" in sender
+                   or "\r" in sender or not (sender == address or sender.endswith(f"<{address}>"))):
+        raise ConfigError(f"COBERTURA_SMTP_FROM must be an e-mail address, optionally with a name "
+                          f"(Taller Demo <citas@example.com>), not {sender!r}.")
+    if host and get["USER"] and security == "none" and host not in ("localhost", "127.0.0.1", "::1"):
+        raise ConfigError("COBERTURA_SMTP_SECURITY=none would send COBERTURA_SMTP_PASSWORD unencrypted to "
+                          f"{host}; use starttls or ssl (none is for a relay on this machine).")
+    if host and not sender:
+        raise ConfigError("COBERTURA_SMTP_HOST is set but not COBERTURA_SMTP_FROM: set the sender address of the "
+                          "booking e-mails, e.g. Taller Demo <citas@example.com>.")
+    return {"smtp_host": host, "smtp_port": int(port), "smtp_security": security, "smtp_user": get["USER"],
+            "smtp_password": password, "smtp_from": sender, "smtp_timeout": timeout}
+
+
 def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
     """Build the settings from an environment mapping (default: the process environment)."""
     env = os.environ if environ is None else environ
@@ -294,7 +357,7 @@ def load_settings(environ: Mapping[str, str] | None = None) -> Settings:
         demo_shop_key=env.get("COBERTURA_DEMO_SHOP_KEY", "").strip(),
         public_url=public_url(env.get("COBERTURA_PUBLIC_URL", "")),
         **_session_settings(env),
-        **_action_settings(env),
+        **_action_settings(env), **_smtp_settings(env),
     )
     check_provider_settings(settings)
     return settings

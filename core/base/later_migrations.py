@@ -218,10 +218,115 @@ def m016_actions(db: sqlite_utils.Database) -> None:
     run_script(db, _M016_OPERATIONS)
     run_script(db, _M016_CARDS)
 
+_M017_BOOKING = """
+        CREATE TABLE booking_schedules (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            schedule TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            updated_by TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE bookings (
+            id TEXT PRIMARY KEY,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            code TEXT NOT NULL,
+            start_utc TEXT NOT NULL,
+            end_utc TEXT NOT NULL,
+            status TEXT NOT NULL,
+            name TEXT NOT NULL DEFAULT '',
+            email TEXT NOT NULL DEFAULT '',
+            phone TEXT NOT NULL DEFAULT '',
+            notes TEXT NOT NULL DEFAULT '',
+            lang TEXT NOT NULL DEFAULT 'es',
+            channel TEXT NOT NULL DEFAULT '',
+            conversation_id TEXT NOT NULL DEFAULT '',
+            customer_id TEXT,
+            idempotency_key TEXT,
+            calendar_uid TEXT NOT NULL DEFAULT '',
+            calendar_etag TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            updated_at TEXT NOT NULL,
+            cancelled_at TEXT
+        );
+        CREATE UNIQUE INDEX bookings_tenant_code ON bookings (tenant_id, code);
+        CREATE UNIQUE INDEX bookings_tenant_key ON bookings (tenant_id, idempotency_key)
+            WHERE idempotency_key IS NOT NULL;
+        CREATE INDEX bookings_tenant_start ON bookings (tenant_id, status, start_utc);
+        CREATE TABLE booking_holds (
+            id TEXT PRIMARY KEY,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            start_utc TEXT NOT NULL,
+            end_utc TEXT NOT NULL,
+            status TEXT NOT NULL,
+            conversation_id TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL,
+            expires_at TEXT NOT NULL,
+            booking_id TEXT,
+            ended_at TEXT
+        );
+        CREATE INDEX booking_holds_tenant_start ON booking_holds (tenant_id, status, start_utc);
+        CREATE TABLE booking_blocks (
+            id TEXT PRIMARY KEY,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            start_utc TEXT NOT NULL,
+            end_utc TEXT NOT NULL,
+            reason TEXT NOT NULL DEFAULT '',
+            created_by TEXT NOT NULL DEFAULT '',
+            created_at TEXT NOT NULL
+        );
+        CREATE INDEX booking_blocks_tenant_start ON booking_blocks (tenant_id, start_utc);
+        CREATE TABLE booking_offers (
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            conversation_id TEXT NOT NULL,
+            start_utc TEXT NOT NULL,
+            end_utc TEXT NOT NULL,
+            offered_at TEXT NOT NULL,
+            PRIMARY KEY (tenant_id, conversation_id, start_utc)
+        );
+        CREATE TABLE booking_calendars (
+            tenant_id INTEGER PRIMARY KEY REFERENCES tenants(id) ON DELETE CASCADE,
+            kind TEXT NOT NULL,
+            url TEXT NOT NULL,
+            username TEXT NOT NULL DEFAULT '',
+            password_env TEXT NOT NULL DEFAULT '',
+            updated_at TEXT NOT NULL,
+            updated_by TEXT NOT NULL DEFAULT ''
+        );
+        CREATE TABLE booking_outbox (
+            id TEXT PRIMARY KEY,
+            tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,
+            booking_id TEXT NOT NULL DEFAULT '',
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            subject TEXT NOT NULL,
+            body TEXT NOT NULL,
+            ics TEXT NOT NULL DEFAULT '',
+            status TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            last_error TEXT NOT NULL DEFAULT '',
+            next_attempt_at TEXT NOT NULL,
+            created_at TEXT NOT NULL,
+            sent_at TEXT
+        );
+        CREATE INDEX booking_outbox_tenant_status ON booking_outbox (tenant_id, status, next_attempt_at)
+        """
+
+
+def m017_booking(db: sqlite_utils.Database) -> None:
+    """Booking (core/booking, B1-B5): the tenant's one schedule, the bookings (a short code customers quote, the
+    idempotency key a retried create returns by, the CalDAV uid and ETag when a calendar is connected), holds
+    (held -> confirmed | released; expired is read from expires_at, so no sweeper is needed), staff blocks, the
+    slots offered per conversation (the phone channel books only those), the connected CalDAV calendar (its secret
+    only as the name of an environment variable) and the outbox of confirmation e-mails."""
+    from core.base.rebuilds import run_script
+
+    run_script(db, _M017_BOOKING)
+
+
 MIGRATIONS: list[tuple[str, Callable[[sqlite_utils.Database], None]]] = [
     ("012_admin_sessions", m012_admin_sessions),
     ("013_instance_admins", m013_instance_admins),
     ("014_answer_feedback", m014_answer_feedback),
     ("015_qa_case_numbers", m015_qa_case_numbers),
     ("016_actions", m016_actions),
+    ("017_booking", m017_booking),
 ]

@@ -43,19 +43,21 @@ class TurnResult:
     fault: Fault | None = None
     turn_id: int | None = None  # the recorded turn (what answer feedback rates); None when nothing was recorded
     cards: list[dict] = field(default_factory=list)  # the confirmation cards this turn proposed (their `card` events)
+    booking_window: dict | None = None  # the free times offered to pick in the widget (the `booking_window` event)
 
     def as_dict(self) -> dict:
         return {"status": str(self.status), "answer": self.answer, "citations": self.citations,
                 "clarify": self.clarify, "gap_id": self.gap_id, "handoff_id": self.handoff_id, "turn_id": self.turn_id,
                 "truncated": self.truncated, "conversation_id": self.conversation_id, "language": self.language,
                 "sections": self.sections, "followups": self.followups, "cards": self.cards,
-                "trace": self.trace.as_dict() if self.trace else {}}
+                "booking_window": self.booking_window, "trace": self.trace.as_dict() if self.trace else {}}
 
     @classmethod
     def of(cls, outcome: Outcome, conversation_id: str) -> TurnResult:
         return cls(outcome.status, outcome.answer, conversation_id, outcome.language, citations=outcome.citations,
                    clarify=outcome.clarify, truncated=outcome.truncated, trace=outcome.trace,
-                   sections=outcome.sections, followups=outcome.followups, fault=outcome.fault)
+                   sections=outcome.sections, followups=outcome.followups, fault=outcome.fault,
+                   booking_window=outcome.booking_window)
 
 
 def hands_off(channel: str, uncovered: int, handed_off: bool) -> bool:
