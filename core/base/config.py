@@ -52,6 +52,8 @@ VARIABLES: dict[str, str] = {
     "COBERTURA_KILL_SWITCH": "1 = no action runs and no card executes for any tenant (approved cards not yet "
                              "executed included); each tenant also has its own switches",
     "COBERTURA_CARD_MINUTES": "how long a confirmation card can be approved, in minutes (default 15)",
+    "COBERTURA_HOLD_MINUTES": "how long a time picked in the web booking window stays held for that visitor, in "
+                              "minutes (default 5)",
     "COBERTURA_DEMO_SHOP_KEY": "when set, the demo shop API (/demo-shop/v1) wants Authorization: Bearer <this value> "
                                "to show an order's address or change it (give change_delivery_address auth_env "
                                "COBERTURA_DEMO_SHOP_KEY to send it); unset = the shop asks for no key",
@@ -114,6 +116,7 @@ class Settings:
     session_secret: str = field(default="", repr=False)
     kill_switch: bool = False  # COBERTURA_KILL_SWITCH=1: no action runs and no card executes, for every tenant
     card_minutes: float = 15.0  # how long a confirmation card can be approved
+    hold_minutes: float = 5.0  # how long a slot picked in the booking window stays held
     # booking confirmations (core/booking/outbox.py); smtp_host "" = not configured, messages stay pending
     smtp_host: str = ""
     smtp_port: int = 587
@@ -241,20 +244,26 @@ def _session_settings(env: Mapping[str, str]) -> dict:
 
 
 def _action_settings(env: Mapping[str, str]) -> dict:
-    """COBERTURA_KILL_SWITCH (a typo must not leave actions on: anything but on/off values is refused) and
-    COBERTURA_CARD_MINUTES."""
+    """COBERTURA_KILL_SWITCH (a typo must not leave actions on: anything but on/off values is refused),
+    COBERTURA_CARD_MINUTES and COBERTURA_HOLD_MINUTES."""
     raw = env.get("COBERTURA_KILL_SWITCH", "").strip().lower()
     if raw not in ("", "0", "false", "no", "off", "1", "true", "yes", "on"):
         raise ConfigError(f"COBERTURA_KILL_SWITCH must be 1 (every action and card stopped) or 0 (also true/false, "
                           f"yes/no, on/off), not {raw!r}.")
-    minutes = env.get("COBERTURA_CARD_MINUTES", "").strip() or "15"
+    return {"kill_switch": raw in ("1", "true", "yes", "on"),
+            "card_minutes": _minutes(env, "COBERTURA_CARD_MINUTES", "15", 7 * 24 * 60, "a week"),
+            "hold_minutes": _minutes(env, "COBERTURA_HOLD_MINUTES", "5", 60, "an hour")}
+
+
+def _minutes(env: Mapping[str, str], name: str, default: str, most: int, said: str) -> float:
+    minutes = env.get(name, "").strip() or default
     try:
-        card_minutes = float(minutes)
+        value = float(minutes)
     except ValueError:
-        card_minutes = float("nan")
-    if not 1 <= card_minutes <= 7 * 24 * 60:
-        raise ConfigError(f"COBERTURA_CARD_MINUTES must be minutes between 1 and 10080 (a week), not {minutes!r}.")
-    return {"kill_switch": raw in ("1", "true", "yes", "on"), "card_minutes": card_minutes}
+        value = float("nan")
+    if not 1 <= value <= most:
+        raise ConfigError(f"{name} must be minutes between 1 and {most} ({said}), not {minutes!r}.")
+    return value
 
 
 SMTP_SECURITY = ("starttls", "ssl", "none")

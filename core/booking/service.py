@@ -39,7 +39,7 @@ class Booking:
         self.store, self.settings = store, settings
         self.environ = os.environ if environ is None else environ
         self.calendar_factory = calendar_factory or (lambda found: calendars.open_calendar(found, self.environ))
-        self.hold_minutes = float(getattr(settings, "hold_minutes", 5.0))
+        self.hold_minutes = settings.hold_minutes
         self.creator = Creator(self)
         self._outbox = None
 
