@@ -178,11 +178,12 @@ class Creator:
                  f"Booked through Cobertura ({row.get('channel') or 'cli'})"]
         return "\n".join(part for part in parts if part)
 
-    def confirmation(self, ctx: TenantContext, row: dict, schedule: Schedule, lang: str, kind: str) -> None:
+    def confirmation(self, ctx: TenantContext, row: dict, schedule: Schedule, lang: str, kind: str,
+                     previous: dict | None = None) -> None:
         """The e-mail to the customer, queued after the commit; delivery is best-effort and retried later."""
         if not row.get("email"):
             return
-        self.service.outbox.booking_message(ctx, kind, row, schedule, lang)
+        self.service.outbox.booking_message(ctx, kind, row, schedule, lang, previous=previous)
 
     # -- holds, moves and cancellations ---------------------------------------------------------------------
     def confirm_hold(self, ctx: TenantContext, hold_id: str, details: Any, channel: str, customer_id: str | None,
@@ -250,5 +251,5 @@ class Creator:
         except BookingError as exc:
             return self.refusal("not_a_slot", ctx, schedule, day, start, now, lang, str(exc))
         moved = bookings.get(ctx, self.store, row["id"])
-        self.confirmation(ctx, moved, schedule, lang, "reschedule")
+        self.confirmation(ctx, moved, schedule, moved.get("lang") or lang, "reschedule", previous=row)
         return self.booked(moved, schedule, lang)
