@@ -212,10 +212,15 @@ class Creator:
             row = bookings.get(ctx, self.store, id_or_code)
             if row["status"] != "confirmed":
                 raise BookingError(f"Booking {row['code']} is already {row['status']}: nothing to cancel.")
+            note = ""
             if row.get("calendar_uid"):
-                calendar.delete(row["calendar_uid"], row.get("calendar_etag", ""))
+                try:
+                    calendar.delete(row["calendar_uid"], row.get("calendar_etag", ""))
+                except SlotTaken:  # staff changed the event in their calendar app: theirs stays, ours is cancelled
+                    note = ("The booking is cancelled here, but its event in the connected calendar was changed by "
+                            "someone since it was booked, so it was left there: remove it in the calendar app.")
             bookings.cancel(ctx, self.store, row["id"], now)
-        done = bookings.get(ctx, self.store, row["id"])
+        done = {**bookings.get(ctx, self.store, row["id"]), **({"note": note} if note else {})}
         self.confirmation(ctx, done, schedule, done.get("lang") or "es", "cancellation")
         return done
 

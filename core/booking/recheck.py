@@ -44,7 +44,8 @@ def taken(schedule: Schedule, slot: Slot, found: list[Interval], now: datetime) 
     day = slot.start.astimezone(schedule.zone).date()
     if slot in slots.free(schedule, day, found, now):
         return None
-    return SlotTaken(slot, slots.alternatives(schedule, day, found, now, around=slot.start))
+    said = f"{slot.to_dict(schedule.zone, 'en')['label']} ({schedule.timezone}) is no longer free."
+    return SlotTaken(slot, slots.alternatives(schedule, day, found, now, around=slot.start), said)
 
 
 def read_busy_then(ctx: TenantContext, store: Store, calendar: Calendar, schedule: Schedule, slot: Slot,
