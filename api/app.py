@@ -9,7 +9,7 @@ from typing import Callable
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from api import admin, cards, chat, demo_shop, errors, feedback, pages
+from api import admin, booking, cards, chat, demo_shop, errors, feedback, pages
 from api.limits import BodyLimit
 from api.ratelimit import RateLimiter
 from core.agent.factory import make_agent
@@ -63,12 +63,13 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
 
     app.state.agent_for = agent_for
     errors.install(app)
-    for part in (chat, feedback, cards, admin, pages, demo_shop):
+    for part in (chat, feedback, cards, booking, admin, pages, demo_shop):
         app.include_router(part.router)
     app.add_middleware(BodyLimit)
     # the widget runs on the business's own site: any origin may call, without cookies (keys travel in headers).
     # Added last, so it is the outermost layer: its headers reach every answer, the body cap's 413 included
-    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST", "OPTIONS"],
+    # (X-Phone-Token is not among the allowed headers: a voice gateway calls server to server, never from a page)
+    app.add_middleware(CORSMiddleware, allow_origins=["*"], allow_methods=["GET", "POST", "DELETE", "OPTIONS"],
                        allow_headers=["Content-Type", "X-Site-Key", "X-Customer-Token", "Authorization"],
                        expose_headers=["Retry-After"], max_age=600)
     return app

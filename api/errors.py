@@ -44,9 +44,17 @@ def error_response(status: int, code: str, message: str, retryable: bool = False
 
 #: what a valid body looks like, for the 422 of a body that is not one
 _BODY_EXAMPLES = {"chat": '{"message": "your question"}',
-                  "feedback": '{"rating": "up" or "down", "reason": "optional, at most 500 characters"}'}
+                  "feedback": '{"rating": "up" or "down", "reason": "optional, at most 500 characters"}',
+                  "holds": '{"start": "2026-12-02T10:00+01:00", "conversation_id": "optional"}',
+                  "confirm": '{"name": "Ana Pérez", "email": "ana@example.com", "phone": "optional", "notes": ""}'}
 _HTTP_CODES = {400: "invalid_json", 404: "not_found", 405: "method_not_allowed", 413: "too_large",
                415: "unsupported_media_type"}
+
+
+def _example(path: str) -> str:
+    """What a valid body of the route at ``path`` looks like."""
+    name = next((name for name in ("feedback", "holds", "confirm") if path.endswith("/" + name)), "chat")
+    return _BODY_EXAMPLES[name]
 
 
 def install(app: FastAPI) -> None:
@@ -71,7 +79,7 @@ def install(app: FastAPI) -> None:
             in_body = in_body or (bool(loc) and loc[0] == "body")
             where = ".".join(loc[1:] if loc and loc[0] in ("body", "query", "header", "path") else loc) or "body"
             problems.append(f"{where} ({loc[0] if loc else 'body'}): {err.get('msg', 'invalid')}")
-        example = _BODY_EXAMPLES["feedback" if request.url.path.endswith("/feedback") else "chat"]
+        example = _example(request.url.path)
         hint = f" Send JSON like {example}." if in_body else " See /openapi.json for the parameters."
         return error_response(422, "invalid_request", "The request is not valid: " + "; ".join(problems) + "." + hint)
 
@@ -81,7 +89,7 @@ def install(app: FastAPI) -> None:
         if exc.status_code == 404:
             message = f"There is nothing at {request.url.path}. See /openapi.json for the API."
         elif exc.status_code == 400:  # FastAPI's answer to a body that is not JSON at all
-            example = _BODY_EXAMPLES["feedback" if request.url.path.endswith("/feedback") else "chat"]
+            example = _example(request.url.path)
             message = f"The body is not valid JSON. Send UTF-8 JSON like {example}."
         else:
             message = exc.detail if isinstance(exc.detail, str) else "The request was refused."

@@ -6,7 +6,7 @@ from fastapi import Header, Request
 
 from api.errors import ApiError
 from core.tenancy.context import AuthError, TenantContext, visitor_context
-from core.tenancy.site_keys import TokenError
+from core.tenancy.site_keys import PhoneTokenError, TokenError
 
 
 def client_address(request: Request) -> str:
@@ -24,6 +24,10 @@ async def visitor(
     x_customer_token: str | None = Header(
         None, description="Optional: an identified customer's token, an HS256 JWT signed by the business's backend "
         "with the tenant's secret (claims: sub = customer id, exp)."),
+    x_phone_token: str | None = Header(
+        None, description="Optional, for voice gateways (server to server): a phone call's token, an HS256 JWT "
+        "signed with the tenant's secret (claims: sub = call or caller id, chan = \"phone\", exp). The turn runs on "
+        "the phone channel, as customer phone:<sub>."),
 ) -> TenantContext:
     """The TenantContext of a widget request, or 401 with what to fix. Async: one indexed read, no thread hop."""
     if not x_site_key:
@@ -31,7 +35,9 @@ async def visitor(
                        "(the widget snippet in Settings → Website widget has it).")
     try:
         return visitor_context(request.app.state.rt.store, x_site_key.strip(), (x_customer_token or "").strip() or None,
-                               clock=request.app.state.clock)
+                               phone_token=(x_phone_token or "").strip() or None, clock=request.app.state.clock)
+    except PhoneTokenError as exc:
+        raise ApiError(401, "invalid_phone_token", str(exc)) from None
     except TokenError as exc:
         raise ApiError(401, "invalid_customer_token", str(exc)) from None
     except AuthError as exc:

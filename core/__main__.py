@@ -9,7 +9,7 @@ from pathlib import Path
 from core.base.errors import UserError
 from core.knowledge import sources as sources_mod
 from core.knowledge.sources import SourceError
-from core.tenancy.context import CHANNELS, TenancyError, local_customer, local_operator
+from core.tenancy.context import CHANNELS, TenancyError, local_caller, local_customer, local_operator
 from core.tenancy.tenants import create_tenant, list_tenants
 
 
@@ -158,10 +158,10 @@ def cmd_ask(args) -> int:
     from core.actions.cli import print_cards
     from core.agent.factory import make_agent
 
-    rt = _runtime()  # --customer: as that identified customer (channel identified), like a widget's signed token
-    ctx = (local_customer(rt.store, args.slug, args.customer, rt.settings.operator) if args.customer
-           else _ctx(rt, args.slug))
-    agent, channel = make_agent(rt, ctx=ctx), "identified" if args.customer else args.channel
+    rt = _runtime()  # --customer / --phone: as that identified customer / phone caller, like a signed token
+    ctx = (local_customer(rt.store, args.slug, args.customer, rt.settings.operator) if args.customer else
+           local_caller(rt.store, args.slug, args.phone, rt.settings.operator) if args.phone else _ctx(rt, args.slug))
+    agent, channel = make_agent(rt, ctx=ctx), ctx.channel if args.customer or args.phone else args.channel
 
     def one(question: str, conversation: str | None) -> dict:
         return rt.turns.run(ctx, agent, question, conversation_id=conversation, channel=channel).as_dict()
@@ -327,8 +327,10 @@ def _knowledge_commands(add) -> None:
     p.add_argument("slug")
     p.add_argument("question", nargs="?")
     p.add_argument("--channel", default="web", choices=list(CHANNELS))
-    p.add_argument("--customer", metavar="ID", help="ask as this identified customer (channel identified): write "
-                   "operations are offered, a proposed change prints as a card with its approve command")
+    who = p.add_mutually_exclusive_group()
+    who.add_argument("--customer", metavar="ID", help="ask as this identified customer (channel identified): write "
+                     "operations are offered, a proposed change prints as a card with its approve command")
+    who.add_argument("--phone", metavar="CALLER", help="ask as this phone caller (channel phone), like a voice gateway")
     p.add_argument("--conversation", help="continue this conversation (follow-ups are rewritten from it)")
     p.add_argument("--batch", help="JSONL of {id, question, conversation?}; one result per line")
     p = add("status", cmd_status, "counts of sources, changed sources and indexed chunks")
@@ -379,6 +381,9 @@ def build_parser() -> argparse.ArgumentParser:
     from core.actions import cli as actions_cli  # cards, actions, mcp
 
     actions_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
+    from core.booking import cli as booking_cli  # availability, book, bookings, blocks, outbox, ...
+
+    booking_cli.register(lambda name, func, help_: add(name, lambda args: func(args, _runtime, _ctx), help_))
     return parser
 
 

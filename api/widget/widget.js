@@ -73,7 +73,17 @@
       cardExecuted: "Hecho: el cambio se ha aplicado.", cardRejected: "Rechazado: no se ha cambiado nada.",
       cardExpired: "Caducado: no se ha cambiado nada. Vuelve a pedirlo si aún lo necesitas.",
       cardRefused: "No se ha aplicado y no se ha cambiado nada.",
-      cardFailed: "No se ha podido completar: el sistema respondió con un error.", cardWorking: "Un momento…"
+      cardFailed: "No se ha podido completar: el sistema respondió con un error.", cardWorking: "Un momento…",
+      bookingTitle: "Elige una hora", bookingZone: "Horas en", bookingHoldNote: "Al elegir una hora te la guardamos {n} min para que la confirmes.",
+      bookingNone: "No quedan horas libres en estas fechas. Pide otro día en el chat.", bookingSlot: "Reservar",
+      bookingHeld: "Guardada para ti: quedan {t} para confirmarla.", bookingName: "Nombre", bookingEmail: "Correo electrónico",
+      bookingPhone: "Teléfono (opcional)", bookingConfirm: "Confirmar cita", bookingCancel: "Cancelar",
+      bookingTaken: "Esa hora ya no está libre. Estas siguen libres ese día:",
+      bookingTakenNone: "Esa hora ya no está libre y no quedan otras ese día. Pide otro día en el chat.",
+      bookingExpired: "Se acabó el tiempo para confirmar. Elige una hora otra vez.",
+      bookingReleased: "Hora liberada. Puedes elegir otra.", bookingGone: "Esa hora ya no está guardada para ti. Elige una hora otra vez.",
+      bookingDone: "Cita confirmada", bookingCode: "Código", bookingMissing: "Falta:", bookingCheck: "Revisa:",
+      fieldName: "nombre", fieldEmail: "correo electrónico", fieldPhone: "teléfono"
     },
     pt: {
       title: "Ajuda", open: "Abrir o chat de ajuda", close: "Fechar", placeholder: "Escreva a sua pergunta…", send: "Enviar",
@@ -91,7 +101,17 @@
       cardExecuted: "Feito: a alteração foi aplicada.", cardRejected: "Rejeitado: nada foi alterado.",
       cardExpired: "Expirado: nada foi alterado. Peça de novo se ainda precisar.",
       cardRefused: "Não foi aplicado e nada foi alterado.",
-      cardFailed: "Não foi possível concluir: o sistema respondeu com um erro.", cardWorking: "Um momento…"
+      cardFailed: "Não foi possível concluir: o sistema respondeu com um erro.", cardWorking: "Um momento…",
+      bookingTitle: "Escolha um horário", bookingZone: "Horários em", bookingHoldNote: "Ao escolher um horário, guardamo-lo {n} min para o confirmar.",
+      bookingNone: "Não há horários livres nestas datas. Peça outro dia no chat.", bookingSlot: "Marcar",
+      bookingHeld: "Guardado para si: faltam {t} para o confirmar.", bookingName: "Nome", bookingEmail: "E-mail",
+      bookingPhone: "Telefone (opcional)", bookingConfirm: "Confirmar marcação", bookingCancel: "Cancelar",
+      bookingTaken: "Esse horário já não está livre. Estes continuam livres nesse dia:",
+      bookingTakenNone: "Esse horário já não está livre e não há outros nesse dia. Peça outro dia no chat.",
+      bookingExpired: "O tempo para confirmar acabou. Escolha um horário outra vez.",
+      bookingReleased: "Horário libertado. Pode escolher outro.", bookingGone: "Esse horário já não está guardado para si. Escolha um horário outra vez.",
+      bookingDone: "Marcação confirmada", bookingCode: "Código", bookingMissing: "Falta:", bookingCheck: "Verifique:",
+      fieldName: "nome", fieldEmail: "e-mail", fieldPhone: "telefone"
     },
     en: {
       title: "Help", open: "Open the help chat", close: "Close", placeholder: "Type your question…", send: "Send",
@@ -109,7 +129,17 @@
       cardExecuted: "Done: the change was made.", cardRejected: "Rejected: nothing was changed.",
       cardExpired: "Expired: nothing was changed. Ask again if you still need it.",
       cardRefused: "Not carried out; nothing was changed.",
-      cardFailed: "Could not be completed: the system answered with an error.", cardWorking: "One moment…"
+      cardFailed: "Could not be completed: the system answered with an error.", cardWorking: "One moment…",
+      bookingTitle: "Pick a time", bookingZone: "Times in", bookingHoldNote: "When you pick a time we keep it for you {n} min while you confirm.",
+      bookingNone: "No free times left on these dates. Ask for another day in the chat.", bookingSlot: "Book",
+      bookingHeld: "Kept for you: {t} left to confirm it.", bookingName: "Name", bookingEmail: "E-mail",
+      bookingPhone: "Phone (optional)", bookingConfirm: "Confirm booking", bookingCancel: "Cancel",
+      bookingTaken: "That time is no longer free. These are still free that day:",
+      bookingTakenNone: "That time is no longer free and no other is left that day. Ask for another day in the chat.",
+      bookingExpired: "The time to confirm ran out. Pick a time again.",
+      bookingReleased: "Time released. You can pick another one.", bookingGone: "That time is no longer kept for you. Pick a time again.",
+      bookingDone: "Booking confirmed", bookingCode: "Code", bookingMissing: "Missing:", bookingCheck: "Please check:",
+      fieldName: "name", fieldEmail: "e-mail", fieldPhone: "phone"
     }
   };
   var T = STRINGS[LANG]; // the strings of the widget's current language (view.lang); setLanguage() changes both
@@ -449,6 +479,28 @@
       ".cob-root .cob-card[data-card-status=rejected] .cob-card-result{color:#374151;font-weight:600;}",
       ".cob-root .cob-card[data-card-status=expired],.cob-root .cob-card[data-card-status=refused],.cob-root .cob-card[data-card-status=failed]{border-color:#fecaca;}",
       ".cob-root .cob-card[data-card-status=expired] .cob-card-result,.cob-root .cob-card[data-card-status=refused] .cob-card-result,.cob-root .cob-card[data-card-status=failed] .cob-card-result{color:#991b1b;font-weight:600;}",
+      // the booking window (booking_window): the times of each day as buttons, then the held time's form
+      ".cob-root .cob-booking-zone,.cob-root .cob-booking-hint{font-size:12.5px;color:#4b5563;margin:0;}",
+      ".cob-root .cob-booking-zone{font-weight:600;}",
+      ".cob-root .cob-booking-days{display:flex;flex-direction:column;gap:8px;}",
+      ".cob-root .cob-booking-days[hidden],.cob-root .cob-booking-form[hidden],.cob-root .cob-booking-hint[hidden]{display:none;}",
+      ".cob-root .cob-booking-day-label{font-size:12.5px;font-weight:600;color:#374151;margin:0 0 4px;}",
+      ".cob-root .cob-booking-day-label::first-letter{text-transform:uppercase;}",
+      ".cob-root .cob-slot{font-variant-numeric:tabular-nums;}",
+      ".cob-root .cob-slot[aria-pressed=true]{background:var(--cob-accent);color:#fff;border-color:var(--cob-accent);}",
+      ".cob-root .cob-booking-note{font-size:13px;color:#374151;}",
+      ".cob-root .cob-booking-note:empty{display:none;}",
+      ".cob-root .cob-booking-note.cob-error{color:#991b1b;}",
+      ".cob-root .cob-booking-form{display:flex;flex-direction:column;gap:6px;border-top:1px solid #f3f4f6;padding-top:8px;}",
+      ".cob-root .cob-booking-chosen{font-weight:600;margin:0;}",
+      ".cob-root .cob-booking-countdown{font-size:12.5px;color:#92400e;margin:0;font-variant-numeric:tabular-nums;}",
+      ".cob-root .cob-booking-form label{display:flex;flex-direction:column;gap:2px;font-size:12px;color:#4b5563;}",
+      ".cob-root .cob-booking-form input{font:inherit;font-size:14px;color:#111827;border:1px solid #d1d5db;border-radius:8px;padding:6px 9px;background:#fff;outline:none;}",
+      ".cob-root .cob-booking-form input:focus{border-color:var(--cob-accent);box-shadow:0 0 0 3px var(--cob-accent-soft);}",
+      ".cob-root .cob-booking-form input[aria-invalid=true]{border-color:#dc2626;box-shadow:0 0 0 3px rgba(220,38,38,.12);}",
+      ".cob-root .cob-booking-done{color:#166534;font-weight:600;}",
+      ".cob-root .cob-booking-done strong{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;letter-spacing:.04em;}",
+      ".cob-root .cob-booking[data-booking-state=booked]{border-color:#86efac;}",
       ".cob-root .cob-typing{display:flex;align-items:center;gap:8px;color:#6b7280;font-size:13px;padding:8px 12px;background:#fff;border:1px solid #e5e7eb;border-radius:16px;border-bottom-left-radius:5px;}",
       ".cob-root .cob-dots{display:inline-flex;gap:3px;}",
       ".cob-root .cob-dots i{width:6px;height:6px;border-radius:50%;background:#9ca3af;display:block;animation:cob-dot 1.2s infinite ease-in-out;}",
@@ -1073,24 +1125,303 @@
     this.tidy();
   };
 
-  Turn.prototype.addBooking = function (win) {
-    var box = el("div", "cob-booking");
-    if (win.title) box.appendChild(el("p", "cob-card-title", win.title));
-    var chips = el("div", "cob-chips");
-    (Array.isArray(win.slots) ? win.slots : []).forEach(function (s) {
-      if (!s) return;
-      var label = String(s.label || s.start || "");
-      if (!label) return;
-      var b = el("button", "cob-chip cob-slot", label);
-      b.type = "button";
-      if (s.start) b.setAttribute("data-start", String(s.start));
-      b.addEventListener("click", function () { if (!busy) ask(label); });
-      chips.appendChild(b);
+  // ---------------------------------------------------------------- the booking window (booking_window)
+
+  /** "4:05" for 245 seconds. */
+  function mmss(seconds) {
+    var s = Math.max(0, Math.floor(seconds));
+    var rest = s % 60;
+    return Math.floor(s / 60) + ":" + (rest < 10 ? "0" : "") + rest;
+  }
+
+  /** The day part of a slot's label ("miércoles 2 de diciembre, 10:00" -> "miércoles 2 de diciembre"). */
+  function slotDay(slot) {
+    var label = String(slot.label || "");
+    var cut = label.lastIndexOf(", ");
+    return cut > 0 ? label.slice(0, cut) : String(slot.date || "");
+  }
+
+  /** The window's slots grouped by day, as the server sent them ({date, label, slots}). */
+  function bookingDays(win) {
+    var days = (Array.isArray(win.days) ? win.days : []).filter(function (d) {
+      return d && Array.isArray(d.slots) && d.slots.length;
     });
-    box.appendChild(chips);
+    return days.length ? days : groupSlots(Array.isArray(win.slots) ? win.slots : []);
+  }
+
+  function groupSlots(slots) {
+    var days = [];
+    slots.forEach(function (s) {
+      if (!s || typeof s !== "object") return;
+      var last = days[days.length - 1];
+      if (!last || last.date !== String(s.date || "")) days.push(last = { date: String(s.date || ""), label: slotDay(s), slots: [] });
+      last.slots.push(s);
+    });
+    return days;
+  }
+
+  /** The visitor's booking window: the free times as buttons by day (in the business's zone, which it names);
+   *  a click holds that time (POST /v1/booking/holds) and opens the form (name, e-mail, phone) with a countdown of
+   *  the hold; Confirm books it (POST .../confirm), Cancel releases it (DELETE). A time taken meanwhile (409)
+   *  replaces the buttons with the free times of that day. Every server string is set as text, never markup. */
+  Turn.prototype.addBooking = function (win) {
     var self = this;
+    var box = el("div", "cob-booking");
+    box.setAttribute("role", "group");
+    box.setAttribute("data-booking-state", "choose");
+    if (win.timezone) box.setAttribute("data-timezone", String(win.timezone));
+    label(this, box, "aria-label", "bookingTitle");
+    var title = label(this, el("p", "cob-card-title"), "text", "bookingTitle");
+    box.appendChild(title);
+    var zone = String(win.zone_label || win.timezone || "");
+    var zoneNode = label(this, el("p", "cob-booking-zone"), "text", function (s) { return s.bookingZone + " " + zone; });
+    if (zone) box.appendChild(zoneNode);
+    var minutes = typeof win.hold_minutes === "number" && win.hold_minutes > 0 ? win.hold_minutes : 0;
+    var hint = null;
+    if (minutes) {
+      hint = label(this, el("p", "cob-booking-hint"), "text", function (s) { return s.bookingHoldNote.replace("{n}", String(minutes)); });
+      box.appendChild(hint);
+    }
+    var note = el("div", "cob-booking-note"); // above the times: "that time is taken; these are free:"
+    note.setAttribute("role", "status");
+    box.appendChild(note);
+    var daysBox = el("div", "cob-booking-days");
+    box.appendChild(daysBox);
+    var form = this.bookingForm();
+    box.appendChild(form.node);
+    var state = { hold: null, timer: null, deadline: 0, busy: false };
+
+    function say(text, error) {
+      mutate(function () {
+        note.textContent = text || "";
+        note.className = "cob-booking-note" + (error ? " cob-error" : "");
+      });
+    }
+    function setState(name) { box.setAttribute("data-booking-state", name); }
+    function showSlots(days) {
+      mutate(function () {
+        while (daysBox.firstChild) daysBox.removeChild(daysBox.firstChild);
+        days.forEach(function (d) { daysBox.appendChild(dayNode(d)); });
+        if (!days.length) daysBox.appendChild(label(self, el("p", "cob-booking-hint"), "text", "bookingNone"));
+        daysBox.hidden = false;
+        form.node.hidden = true;
+        if (hint) hint.hidden = false;
+      });
+      setState("choose");
+    }
+    function dayNode(d) {
+      var day = el("div", "cob-booking-day");
+      day.setAttribute("data-date", String(d.date || ""));
+      day.appendChild(el("p", "cob-booking-day-label", d.label || d.date || ""));
+      var chips = el("div", "cob-chips");
+      d.slots.forEach(function (s) {
+        if (!s || typeof s !== "object" || !(s.start || s.start_utc)) return;
+        var b = el("button", "cob-chip cob-slot", s.time || s.start);
+        b.type = "button";
+        b.setAttribute("data-start", String(s.start || s.start_utc));
+        b.setAttribute("aria-label", String(s.label || s.start));
+        b.addEventListener("click", function () { hold(s, b); });
+        chips.appendChild(b);
+      });
+      day.appendChild(chips);
+      return day;
+    }
+    function lockSlots(on) {
+      Array.prototype.forEach.call(daysBox.querySelectorAll("button"), function (b) { b.disabled = on; });
+    }
+    function call(method, path, body) {
+      var url = API + "/v1/booking/" + path + (path.indexOf("?") === -1 ? "?" : "&") + "lang=" + encodeURIComponent(self.lang);
+      var init = { method: method, headers: headers(body !== undefined), credentials: "omit" };
+      if (body !== undefined) init.body = JSON.stringify(body);
+      return fetch(url, init).then(function (res) {
+        var copy = res.clone();
+        return res.json().then(function (j) { return j; }, function () { return null; }).then(function (j) {
+          if (res.ok) return { ok: true, status: res.status, body: j || {} };
+          return errorFromResponse(copy).then(function (err) { return { ok: false, status: res.status, body: j || {}, error: err }; });
+        });
+      }, function () { return { ok: false, status: 0, body: {}, error: { message: self.t().network, code: "network" } }; });
+    }
+    function taken(r) {
+      var alternatives = Array.isArray(r.body.alternatives) ? r.body.alternatives : [];
+      showSlots(groupSlots(alternatives));
+      say(self.t()[alternatives.length ? "bookingTaken" : "bookingTakenNone"], true);
+      box.setAttribute("data-taken", "true");
+    }
+    function hold(slot, button) {
+      if (state.busy || state.hold) return;
+      state.busy = true;
+      lockSlots(true);
+      button.setAttribute("aria-pressed", "true");
+      setState("holding");
+      say(self.t().cardWorking);
+      call("POST", "holds", { start: String(slot.start || slot.start_utc), conversation_id: conversationId || null }).then(function (r) {
+        state.busy = false;
+        button.setAttribute("aria-pressed", "false");
+        lockSlots(false);
+        if (r.ok && r.body.hold && r.body.hold.id != null) { held(r.body.hold, slot); return; }
+        if (r.status === 409) { taken(r); return; }
+        setState("choose");
+        say(r.error ? r.error.message : self.t().error, true);
+      });
+    }
+    function held(h, slot) {
+      state.hold = h;
+      box.setAttribute("data-hold-id", String(h.id));
+      var left = typeof h.expires_in === "number" ? h.expires_in : 0;
+      state.deadline = Date.now() + left * 1000;
+      form.show(String(h.label || slot.label || ""));
+      mutate(function () { daysBox.hidden = true; if (hint) hint.hidden = true; });
+      setState("held");
+      say("");
+      tick();
+      state.timer = setInterval(tick, 1000);
+    }
+    function tick() {
+      var left = (state.deadline - Date.now()) / 1000;
+      if (!box.isConnected || !state.hold) { stopTimer(); return; }
+      if (left <= 0) { expired(); return; }
+      form.countdown(mmss(left));
+    }
+    function stopTimer() { clearInterval(state.timer); state.timer = null; }
+    function dropHold(messageKey, error) {
+      stopTimer();
+      state.hold = null;
+      box.removeAttribute("data-hold-id");
+      showSlots(bookingDays(win));
+      say(self.t()[messageKey], error);
+    }
+    function expired() { dropHold("bookingExpired", true); }
+    form.onCancel = function () {
+      if (!state.hold || state.busy) return;
+      state.busy = true;
+      form.lock(true);
+      call("DELETE", "holds/" + encodeURIComponent(state.hold.id)).then(function (r) {
+        state.busy = false;
+        form.lock(false);
+        if (r.ok || r.status === 404) dropHold("bookingReleased");
+        else say(r.error.message, true);
+      });
+    };
+    form.onConfirm = function (details) {
+      if (!state.hold || state.busy) return;
+      state.busy = true;
+      form.lock(true);
+      setState("confirming");
+      say(self.t().cardWorking);
+      call("POST", "holds/" + encodeURIComponent(state.hold.id) + "/confirm", details).then(function (r) {
+        state.busy = false;
+        form.lock(false);
+        if (r.ok && r.body.booking) { booked(r.body.booking); return; }
+        if (r.status === 409) { // the time was taken by the calendar or a block meanwhile: let the hold go too
+          call("DELETE", "holds/" + encodeURIComponent(state.hold.id));
+          stopTimer();
+          state.hold = null;
+          box.removeAttribute("data-hold-id");
+          taken(r);
+          return;
+        }
+        if (r.status === 404 && r.error && r.error.code === "hold_not_found") { dropHold("bookingGone", true); return; }
+        setState("held");
+        if (r.status === 422 && (r.body.missing || r.body.problems)) { say(form.refused(r.body, self.t()), true); return; }
+        say(r.error ? r.error.message : self.t().error, true);
+      });
+    };
+    function booked(b) {
+      stopTimer();
+      state.hold = null;
+      setState("booked");
+      label(self, box, "aria-label", "bookingDone");
+      if (b.code) box.setAttribute("data-booking-code", String(b.code));
+      var when = [b.label, b.zone_label].filter(function (x) { return x; }).map(String).join(", ");
+      var done = el("div", "cob-booking-done");
+      done.setAttribute("role", "status");
+      done.appendChild(label(self, el("span"), "text", function (s) { return s.bookingDone + ": " + when + ". " + s.bookingCode + ": "; }));
+      done.appendChild(el("strong", "cob-booking-code", b.code || ""));
+      mutate(function () {
+        [title, zoneNode, hint, daysBox, form.node, note].forEach(function (n) { if (n && n.parentNode) n.parentNode.removeChild(n); });
+        box.appendChild(done);
+      });
+    }
+
+    showSlots(bookingDays(win));
     mutate(function () { self.slotWidgets.appendChild(box); });
     this.tidy();
+  };
+
+  /** The held time's form: name, e-mail, phone, Confirm and Cancel; ``refused`` marks the fields a 422 names. */
+  Turn.prototype.bookingForm = function () {
+    var self = this;
+    var node = el("div", "cob-booking-form");
+    node.hidden = true;
+    var chosen = el("p", "cob-booking-chosen");
+    var count = { left: "" };
+    var countdown = label(this, el("p", "cob-booking-countdown"), "text", function (s) { return s.bookingHeld.replace("{t}", count.left); });
+    var countLabel = this.labels[this.labels.length - 1];
+    node.appendChild(chosen);
+    node.appendChild(countdown);
+    var inputs = {};
+    [["name", "text", "name", "bookingName"], ["email", "email", "email", "bookingEmail"], ["phone", "tel", "tel", "bookingPhone"]].forEach(function (f) {
+      var wrap = el("label", "cob-booking-field");
+      var caption = label(self, el("span"), "text", f[3]);
+      var input = el("input");
+      input.type = f[1];
+      input.name = f[0];
+      input.setAttribute("autocomplete", f[2]);
+      input.setAttribute("data-booking-field", f[0]);
+      input.maxLength = f[0] === "email" ? 320 : f[0] === "phone" ? 64 : 200;
+      if (f[0] !== "phone") input.required = true;
+      input.addEventListener("input", function () { input.removeAttribute("aria-invalid"); });
+      wrap.appendChild(caption);
+      wrap.appendChild(input);
+      node.appendChild(wrap);
+      inputs[f[0]] = input;
+    });
+    var actions = el("div", "cob-card-actions");
+    var confirm = label(this, el("button", "cob-btn cob-btn-primary"), "text", "bookingConfirm");
+    var cancel = label(this, el("button", "cob-btn"), "text", "bookingCancel");
+    confirm.type = cancel.type = "button";
+    confirm.setAttribute("data-booking-action", "confirm");
+    cancel.setAttribute("data-booking-action", "cancel");
+    actions.appendChild(confirm);
+    actions.appendChild(cancel);
+    node.appendChild(actions);
+    var form = {
+      node: node, onConfirm: null, onCancel: null,
+      show: function (text) {
+        mutate(function () { chosen.textContent = text; node.hidden = false; });
+        try { inputs.name.focus({ preventScroll: true }); } catch (e) { /* ignore */ }
+      },
+      countdown: function (left) { count.left = left; applyLabel(countLabel, self.t()); },
+      lock: function (on) {
+        confirm.disabled = cancel.disabled = on;
+        Object.keys(inputs).forEach(function (k) { inputs[k].disabled = on; });
+      },
+      /** Mark the fields a 422 names; the words to show (in the visitor's language, or the server's). */
+      refused: function (body, s) {
+        var names = { name: s.fieldName, email: s.fieldEmail, phone: s.fieldPhone };
+        var missing = (Array.isArray(body.missing) ? body.missing : []).filter(function (k) { return inputs[k]; });
+        var problems = Array.isArray(body.problems) ? body.problems.map(String) : [];
+        var wrong = Object.keys(inputs).filter(function (k) {
+          return missing.indexOf(k) === -1 && problems.some(function (p) { return p.toLowerCase().indexOf(k) === 0; });
+        });
+        missing.concat(wrong).forEach(function (k) { inputs[k].setAttribute("aria-invalid", "true"); });
+        var parts = [];
+        if (missing.length) parts.push(s.bookingMissing + " " + missing.map(function (k) { return names[k]; }).join(", ") + ".");
+        if (wrong.length) parts.push(s.bookingCheck + " " + wrong.map(function (k) { return names[k]; }).join(", ") + ".");
+        if (!parts.length) parts = problems.length ? problems : [s.error];
+        var first = missing.concat(wrong)[0];
+        if (first) { try { inputs[first].focus({ preventScroll: true }); } catch (e) { /* ignore */ } }
+        return parts.join(" ");
+      }
+    };
+    confirm.addEventListener("click", function () {
+      if (!form.onConfirm) return;
+      var details = {};
+      Object.keys(inputs).forEach(function (k) { details[k] = inputs[k].value.trim(); });
+      form.onConfirm(details);
+    });
+    cancel.addEventListener("click", function () { if (form.onCancel) form.onCancel(); });
+    return form;
   };
 
   /** A notice under the answer: `text` is the server's words, or {key} of a string of the turn's language. */

@@ -83,7 +83,9 @@ def make_agent(rt: Runtime, provider: Provider | None = None, *, ctx: TenantCont
     chosen = provider or make_provider(rt, settings.provider, settings.model)
     rules = prompts.tenant_rules(settings.instructions, settings.guardrails)
     actions = getattr(rt, "actions", None)  # the tenant's operations, registered as tools like any other (A2)
+    booking = getattr(rt, "booking", None)  # its booking tools (check_availability, create_booking), likewise
+    extra = [*(actions.tools(ctx) if actions else ()), *(booking.tools(ctx) if booking else ())]
     agent = TenantAgent(rt, TenantPrompt(chosen, rules) if rules else chosen, tenant_name=settings.name,
-                        call_timeout=rt.settings.llm_timeout, extra_tools=actions.tools(ctx) if actions else ())
+                        call_timeout=rt.settings.llm_timeout, extra_tools=extra)
     agent.tenant_id = ctx.tenant_id
     return agent

@@ -20,7 +20,11 @@ NOT_FOUND = ("No booking with that code. Check the code in the confirmation e-ma
 
 
 def new_code() -> str:
-    return "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
+    """Six characters with at least one digit, so no code is an ordinary word ("CANCEL", "QUIERO")."""
+    while True:
+        code = "".join(secrets.choice(_CODE_ALPHABET) for _ in range(6))
+        if any(c.isdigit() for c in code):
+            return code
 
 
 def overlapping(ctx: TenantContext, store: Store, span: Interval, but: str = "") -> list[dict]:

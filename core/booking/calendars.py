@@ -88,11 +88,13 @@ def disconnect(ctx: TenantContext, store: Store) -> None:
 
 
 def open_calendar(found: dict | None, environ: Mapping[str, str] | None = None) -> Calendar:
-    """The calendar a connection row names (None: the embedded one)."""
+    """The calendar a connection row names (None: the embedded one); ``found["timezone"]`` (the schedule's zone,
+    which the service adds) makes an all-day event a whole day of the business."""
     if not found:
         return EmbeddedCalendar()
     from core.booking.caldav_calendar import CalDavCalendar
 
     env = os.environ if environ is None else environ
     password = env.get(found["password_env"], "") if found["password_env"] else ""
-    return CalDavCalendar(found["url"], found["username"], password)
+    return CalDavCalendar(found["url"], found["username"], password, timezone=found.get("timezone") or "UTC",
+                          password_env=found["password_env"])

@@ -32,8 +32,8 @@ _EXAMPLES = {
                  "Cambia mi reserva a otro día", "Quero mudar a minha marcação para outro dia",
                  "Reschedule my appointment", "Move booking ABC234 to Friday at 9:00"),
 }
-_CODE = {"type": "string", "pattern": "^[A-Za-z2-9]{6}$", "description": "the 6-character code of the booking "
-         "(in its confirmation e-mail)"}
+_CODE = {"type": "string", "pattern": "^(?=[A-Za-z2-9]*[2-9])[A-Za-z2-9]{6}$", "description": "the 6-character "
+         "code of the booking, letters and at least one digit (in its confirmation e-mail)"}
 
 
 def text(lang: str) -> dict[str, str]:

@@ -66,7 +66,11 @@ class Booking:
 
     # -- the calendar ---------------------------------------------------------------------------------------
     def calendar(self, ctx: TenantContext) -> calendars.Calendar:
-        return self.calendar_factory(calendars.connection(ctx, self.store))
+        found = calendars.connection(ctx, self.store)
+        schedule = self.schedule(ctx) if found else None
+        if found and schedule is not None:  # an all-day event is busy for the whole day in the business's zone
+            found = {**found, "timezone": schedule.timezone}
+        return self.calendar_factory(found)
 
     def connection(self, ctx: TenantContext) -> dict | None:
         return calendars.connection(ctx, self.store)
@@ -85,7 +89,9 @@ class Booking:
         from core.booking.caldav_calendar import check
 
         password = self.environ.get(found["password_env"], "") if found["password_env"] else ""
-        return check(found["url"], found["username"], password)
+        schedule = self.schedule(ctx)
+        return check(found["url"], found["username"], password, timezone=schedule.timezone if schedule else "UTC",
+                     password_env=found["password_env"], clock=self.store.clock)
 
     # -- availability ---------------------------------------------------------------------------------------
     def read_day(self, ctx: TenantContext, day: date | str | None, lang: str = "es") -> date | None:

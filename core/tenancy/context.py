@@ -138,11 +138,25 @@ def local_customer(store: Store, tenant_slug: str, customer_id: str, actor: str 
                   customer)
 
 
+def local_caller(store: Store, tenant_slug: str, caller: str, actor: str = "operator") -> TenantContext:
+    """The CLI asking as one phone caller (``ask --phone CALLER``): channel ``phone``, customer id
+    ``phone:<caller>``, exactly what a voice gateway's phone token gets."""
+    from core.tenancy.site_keys import MAX_CUSTOMER_ID
+
+    sub = caller.strip() if isinstance(caller, str) else ""
+    if not sub or len(sub) > MAX_CUSTOMER_ID or not sub.isprintable():
+        raise TenancyError(f"A caller id is 1-{MAX_CUSTOMER_ID} printable characters (what the voice gateway signs "
+                           f"as 'sub' in the phone token, e.g. the caller's number); got {caller!r}.")
+    ctx = _context(store, tenant_slug, f"phone:{sub}", "customer", "phone")
+    return _issue(ctx.tenant_id, ctx.tenant_slug, f"phone:{sub} (cli:{actor})", "customer", "phone", f"phone:{sub}")
+
+
 def visitor_context(store: Store, public_key: str, customer_token: str | None = None, *,
-                    clock: Callable[[], float] = SYSTEM.timestamp) -> TenantContext:
+                    phone_token: str | None = None, clock: Callable[[], float] = SYSTEM.timestamp) -> TenantContext:
     """The public widget's context (P1): the tenant comes only from its site key; an identified customer
-    (channel ``identified``) only from a token signed with that tenant's secret. Anonymous visitors get the
-    ``web`` channel and no customer id."""
+    (channel ``identified``) only from a token signed with that tenant's secret; a phone call (channel ``phone``,
+    customer id ``phone:<sub>``) only from a voice gateway's phone token signed with it. Anonymous visitors get
+    the ``web`` channel and no customer id."""
     from core.tenancy import site_keys
 
     found = site_keys.lookup(store, public_key)
@@ -150,6 +164,13 @@ def visitor_context(store: Store, public_key: str, customer_token: str | None = 
         raise AuthError("Unknown site key. Copy the widget snippet again from Settings → Website widget "
                         "(the key may have been rotated).")
     slug, secret = found
+    if customer_token and phone_token:
+        raise site_keys.PhoneTokenError("Send a customer token or a phone token, not both: a voice gateway sends only "
+                                        "X-Phone-Token.")
+    if phone_token:
+        caller = "phone:" + site_keys.verify_phone_token(secret, phone_token, clock=clock)
+        ctx = _context(store, slug, caller, "customer", "phone")
+        return _issue(ctx.tenant_id, ctx.tenant_slug, caller, "customer", "phone", caller)
     if customer_token:
         customer = site_keys.verify_customer_token(secret, customer_token, clock=clock)
         ctx = _context(store, slug, f"customer:{customer}", "customer", "identified")

@@ -4,7 +4,9 @@ Each tenant has one **public key** (``pk_…``), pasted into the widget's script
 visitor is talking to and nothing more, so it may be public. It also has one **secret** (``whsec_…``) that
 never leaves the business's backend: the backend signs an identified customer's token with it (a standard
 HS256 JWT whose ``sub`` is the customer id and ``exp`` its expiry) and the widget passes the token along.
-The same secret signs the handoff webhook's calls, so the business can check they come from us.
+The same secret signs the handoff webhook's calls, so the business can check they come from us. A voice
+gateway (server to server) signs a **phone token** with it the same way, plus the claim ``chan = "phone"``;
+its ``sub`` is the call's or the caller's id. The two kinds never stand in for each other.
 
 Rotating the public key invalidates the old one at once (paste the new snippet); rotating the secret
 invalidates every token signed with the old one. Only an admin sees or rotates them.
@@ -30,10 +32,16 @@ MAX_CUSTOMER_ID = 128
 MAX_TOKEN_LIFETIME = 7 * 24 * 3600
 #: Allowed clock difference between the business's backend and this server.
 LEEWAY_SECONDS = 30
+#: The claim that makes a token a phone token: {"chan": "phone"} (a customer token has no "chan").
+PHONE_CHANNEL = "phone"
 
 
 class TokenError(AuthError):
     """A customer token that cannot be trusted; the message says why (never echoes the token)."""
+
+
+class PhoneTokenError(TokenError):
+    """A phone token (a voice gateway's) that cannot be trusted; the message says why."""
 
 
 @dataclass(frozen=True)
@@ -118,38 +126,72 @@ def sign_customer_token(secret: str, customer_id: str, ttl_seconds: int = 3600, 
                         clock: Callable[[], float] = SYSTEM.timestamp) -> str:
     """What the business's backend does (shown here for tests, the CLI and the README): an HS256 JWT with the
     customer id as ``sub`` and an expiry ``ttl_seconds`` from now."""
-    customer_id = _check_customer_id(customer_id)
+    return _sign(secret, {"sub": _check_customer_id(customer_id)}, ttl_seconds, TokenError, clock)
+
+
+def sign_phone_token(secret: str, caller: str, ttl_seconds: int = 3600, *,
+                     clock: Callable[[], float] = SYSTEM.timestamp) -> str:
+    """What a voice gateway does for each call: an HS256 JWT with the call's or caller's id as ``sub``,
+    ``chan = "phone"`` and an expiry ``ttl_seconds`` from now."""
+    sub = _check_customer_id(caller, "caller id", PhoneTokenError)
+    return _sign(secret, {"sub": sub, "chan": PHONE_CHANNEL}, ttl_seconds, PhoneTokenError, clock)
+
+
+def _sign(secret: str, claims: dict, ttl_seconds: int, error: type[TokenError], clock: Callable[[], float]) -> str:
     if not 0 < ttl_seconds <= MAX_TOKEN_LIFETIME:
-        raise TokenError(f"A token lives between 1 second and {MAX_TOKEN_LIFETIME // 86400} days; "
-                         f"{ttl_seconds} seconds is outside that.")
+        raise error(f"A token lives between 1 second and {MAX_TOKEN_LIFETIME // 86400} days; "
+                    f"{ttl_seconds} seconds is outside that.")
     now = int(clock())
-    return jwt.encode({"sub": customer_id, "iat": now, "exp": now + ttl_seconds}, secret, algorithm=TOKEN_ALGORITHM)
+    return jwt.encode({**claims, "iat": now, "exp": now + ttl_seconds}, secret, algorithm=TOKEN_ALGORITHM)
 
 
 def verify_customer_token(secret: str, token: str, *, clock: Callable[[], float] = SYSTEM.timestamp) -> str:
-    """The customer id a token vouches for; TokenError when it is malformed, tampered, expired or too long-lived."""
+    """The customer id a token vouches for; TokenError when it is malformed, tampered, expired or too long-lived,
+    or when it is a phone token (``chan``)."""
+    claims = _claims(secret, token, "customer", "'sub' (customer id) and 'exp'", TokenError, clock)
+    if "chan" in claims:
+        raise TokenError("This is a phone token (it has a 'chan' claim): a voice gateway sends it as X-Phone-Token. "
+                         "A customer token has only 'sub' and 'exp'.")
+    return _check_customer_id(claims.get("sub"))
+
+
+def verify_phone_token(secret: str, token: str, *, clock: Callable[[], float] = SYSTEM.timestamp) -> str:
+    """The caller id a phone token vouches for; PhoneTokenError when it is malformed, tampered, expired, too
+    long-lived, or not a phone token (``chan`` is not "phone": a customer token is refused here)."""
+    claims = _claims(secret, token, "phone", "'sub' (call or caller id), 'chan': 'phone' and 'exp'", PhoneTokenError,
+                     clock)
+    if claims.get("chan") != PHONE_CHANNEL:
+        raise PhoneTokenError("This is not a phone token: a phone token carries the claim \"chan\": \"phone\" "
+                              "(a customer token goes in X-Customer-Token).")
+    return _check_customer_id(claims.get("sub"), "caller id", PhoneTokenError)
+
+
+def _claims(secret: str, token: str, kind: str, shape: str, error: type[TokenError],
+            clock: Callable[[], float]) -> dict:
+    """The claims of a token signed with ``secret``, its expiry checked (``kind`` and ``shape`` say in the
+    messages which token and what it must carry)."""
     if not secret:
-        raise TokenError("This tenant has no signing secret yet; an admin creates it in Settings → Website widget.")
+        raise error("This tenant has no signing secret yet; an admin creates it in Settings → Website widget.")
     now = clock()
     try:
         claims = jwt.decode(token, secret, algorithms=[TOKEN_ALGORITHM], options={"require": ["sub", "exp"],
                             "verify_iat": False, "verify_exp": False})
     except jwt.InvalidTokenError as exc:
-        raise TokenError(f"The customer token is not valid ({exc.__class__.__name__}): sign it with the tenant's "
-                         "current secret, HS256, with 'sub' (customer id) and 'exp'.") from None
+        raise error(f"The {kind} token is not valid ({exc.__class__.__name__}): sign it with the tenant's "
+                    f"current secret, HS256, with {shape}.") from None
     exp = claims.get("exp")
     if not isinstance(exp, (int, float)) or isinstance(exp, bool) or not math.isfinite(exp):
-        raise TokenError("The customer token's 'exp' must be a number (seconds since 1970).")
+        raise error(f"The {kind} token's 'exp' must be a number (seconds since 1970).")
     if exp + LEEWAY_SECONDS < now:
-        raise TokenError("The customer token has expired; ask the business's backend for a fresh one.")
+        raise error(f"The {kind} token has expired; ask the business's backend for a fresh one.")
     if exp - now > MAX_TOKEN_LIFETIME + LEEWAY_SECONDS:
-        raise TokenError(f"The customer token expires more than {MAX_TOKEN_LIFETIME // 86400} days ahead; "
-                         "issue short-lived tokens.")
-    return _check_customer_id(claims.get("sub"))
+        raise error(f"The {kind} token expires more than {MAX_TOKEN_LIFETIME // 86400} days ahead; "
+                    "issue short-lived tokens.")
+    return claims
 
 
-def _check_customer_id(customer_id) -> str:
+def _check_customer_id(customer_id, what: str = "customer id", error: type[TokenError] = TokenError) -> str:
     if not isinstance(customer_id, str) or not customer_id.strip() or len(customer_id) > MAX_CUSTOMER_ID \
             or not customer_id.isprintable():
-        raise TokenError(f"The customer id ('sub') must be 1-{MAX_CUSTOMER_ID} printable characters.")
+        raise error(f"The {what} ('sub') must be 1-{MAX_CUSTOMER_ID} printable characters.")
     return customer_id.strip()

@@ -18,7 +18,9 @@ EXAMPLES = 25
 OPERATIONS = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies",
               "POST /v1/conversations/{conversation_id}/turns/{turn_id}/feedback", "GET /v1/admin/questions",
               "GET /v1/admin/turns", "GET /", "GET /v1/health", "GET /widget.js", "GET /demo",
-              "POST /v1/cards/{card_id}/approve", "POST /v1/cards/{card_id}/reject"]
+              "POST /v1/cards/{card_id}/approve", "POST /v1/cards/{card_id}/reject", "GET /v1/booking/availability",
+              "POST /v1/booking/holds", "DELETE /v1/booking/holds/{hold_id}",
+              "POST /v1/booking/holds/{hold_id}/confirm"]
 
 
 @pytest.fixture
@@ -40,7 +42,8 @@ def test_the_schema_lists_every_operation(api):
 #: Operations that take parameters or a body, so that invalid ones can be generated for them.
 WITH_INPUT = ["POST /v1/chat", "GET /v1/conversations/{conversation_id}/replies",
               "POST /v1/conversations/{conversation_id}/turns/{turn_id}/feedback", "GET /v1/admin/questions",
-              "GET /v1/admin/turns"]  # the cards' routes take any card id (a malformed one is a missing one: 404)
+              "GET /v1/admin/turns", "GET /v1/booking/availability", "POST /v1/booking/holds",
+              "POST /v1/booking/holds/{hold_id}/confirm"]  # the cards' routes take any card id (a malformed one: 404)
 CASES = ([(label, GenerationMode.POSITIVE) for label in OPERATIONS]
          + [(label, GenerationMode.NEGATIVE) for label in WITH_INPUT])
 

@@ -4,7 +4,8 @@ It uses the same tools as a model: it searches, then answers with the source sen
 support the question, each cited, under a framing sentence in the visitor's language; a closely
 matching Q&A pair is answered with its answer. When support is weak it says the material does not
 cover the question (and the loop abstains). A message that asks to run an offered read or write operation
-calls it first, and a read is answered from its live data (``core.agent.providers.operations``).
+calls it first, and a read is answered from its live data (``core.agent.providers.operations``); a booking
+request is answered with the free times, and on the phone books one of them (``core.agent.providers.booking``).
 Deterministic; thresholds tuned on the dev splits.
 """
 from __future__ import annotations
@@ -17,6 +18,7 @@ from typing import NamedTuple, Sequence
 
 from core.agent import prompts
 from core.agent.protocol import Message, Reply, ToolCall, ToolSpec
+from core.agent.providers import booking
 from core.agent.providers.answerability import (
     DIGIT,
     asked_action,
@@ -240,7 +242,9 @@ class OfflineResponder:
             return self._call("handoff", {"reason": "customer_request"})
         if "handoff" in called:
             return Reply(prompts.message("handoff", lang), (), self.name, self.model)
-        step = next_step(question, lang, messages[at + 1:], tools, messages[:at])  # an operation: before the knowledge
+        # free times and bookings (#19), then an operation: before the knowledge
+        step = booking.step(question, lang, messages[at + 1:], tools, messages[:at]) or next_step(
+            question, lang, messages[at + 1:], tools, messages[:at])
         if step is not None:
             return self._call(step.tool, step.arguments or {}) if step.tool else Reply(step.text or "", (), self.name,
                                                                                        self.model)

@@ -95,6 +95,16 @@ def asks_how(question: str) -> bool:
     return bool(_WHETHER.search(folded)) or bool(_HOW.search(folded)) and not _WANT.search(folded)
 
 
+def says_want(question: str) -> bool:
+    """The message says it wants something done ("quiero", "necesito", "can you", "pode")."""
+    return bool(_WANT.search(fold(question)))
+
+
+def asks_whether(question: str) -> bool:
+    """The message asks whether, what would happen, or what it costs ("¿Cuánto cuesta…?", "What happens if…")."""
+    return bool(_WHETHER.search(fold(question)))
+
+
 def negated(question: str) -> bool:
     return bool(_NEGATED.search(fold(question)))
 
