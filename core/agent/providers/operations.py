@@ -57,7 +57,10 @@ _HOW = re.compile(
 _WHETHER = re.compile(
     r"\b(?:saber|know|sei)\s+(?:si|if|whether|se)\b|\bque\s+(?:pasa|ocurre|sucede|acontece)\s+(?:si|se)\b"
     r"|\bwhat\s+(?:happens|if)\b|\bcuanto\s+(?:cuesta|vale|cobrais|cobran|se\s+tarda|tarda)\b"
-    r"|\bquanto\s+(?:custa|cobram|demora)\b|\bhow\s+(?:much|long)\b|\b(?:is|are)\s+there\s+(?:a\s+)?(?:fee|charge)")
+    r"|\bquanto\s+(?:custa|cobram|demora)\b|\bhow\s+(?:much|long)\b|\b(?:is|are)\s+there\s+(?:a\s+)?(?:fee|charge)"
+    # asking what the rules are: "What is your cancellation policy?", "¿Cuál es la política…?", "Qual é a regra…?"
+    r"|\bwhat\s+(?:is|are|'s)\s+(?:your|the)\b|\bcual(?:es)?\s+(?:es|son)\b|\bqua(?:l|is)\s+(?:e|sao)\b"
+    r"|\b(?:politica|politicas|policy|policies|condiciones|condicoes|conditions|terms|normas|regras|rules)\b")
 _WANT = re.compile(
     r"\b(?:quiero|quisiera|queria|necesito|deseo|desearia|me\s+gustaria|puedes|podrias|puede\s+usted|"
     r"podria\s+usted|podeis|podriais|hazme|ayudame\s+a|quero|gostaria|preciso|desejo|pode|podes|poderia|podia|"

@@ -120,6 +120,9 @@ def test_a_message_asking_to_do_an_operation_calls_it_with_what_it_gives(message
     "¿Dónde puedo ver mis facturas?", "¿El plan Pro incluye soporte por e-mail?", "Cancelaron mi pedido sin avisar",
     "I changed my email but I still get the newsletter", "My email address is wrong on the invoice",
     "Vocês enviam para os Açores?",
+    # asks what the rules are
+    "What is your cancellation policy for bookings?", "¿Cuál es vuestra política de cancelación de reservas?",
+    "Qual é a política de cancelamento das reservas?", "¿Qué condiciones tiene cancelar una reserva?",
 ])
 def test_a_question_that_does_not_ask_to_do_an_operation_calls_none(message):
     assert match(message, detect(message), OWN) is None
