@@ -9,7 +9,7 @@ from typing import Callable
 from fastapi import FastAPI
 from fastapi.middleware.cors import CORSMiddleware
 
-from api import admin, booking, cards, chat, demo_shop, errors, feedback, pages
+from api import admin, booking, cards, chat, demo_shop, errors, feedback, outbox_rounds, pages
 from api.limits import BodyLimit
 from api.ratelimit import RateLimiter
 from core.agent.factory import make_agent
@@ -23,10 +23,11 @@ from core.tenancy.tenants import list_tenants
 
 def create_app(settings: Settings | None = None, *, runtime: Runtime | None = None,
                provider: Callable[[], Provider] | None = None, clock: Callable[[], float] = time.time,
-               monotonic: Callable[[], float] = time.monotonic) -> FastAPI:
+               monotonic: Callable[[], float] = time.monotonic, outbox_every: float = 60.0) -> FastAPI:
     """The ASGI app. ``runtime`` shares an open runtime (tests; otherwise one is opened on start, with the demo
     tenant on an empty data dir); ``provider`` builds the provider of each turn (tests and the load benchmark;
-    otherwise the tenant's configured chain); ``clock`` is the wall clock customer tokens are checked against."""
+    otherwise the tenant's configured chain); ``clock`` is the wall clock customer tokens are checked against;
+    ``outbox_every``: seconds between the outbox's delivery rounds for every tenant (0: none)."""
     settings = settings or (runtime.settings if runtime else load_settings())
 
     @asynccontextmanager
@@ -41,9 +42,12 @@ def create_app(settings: Settings | None = None, *, runtime: Runtime | None = No
         for tenant in list_tenants(app.state.rt.store):  # webhook calls a previous run left under way
             app.state.rt.notifier.resume(local_operator(app.state.rt.store, tenant["slug"], "api"))
         app.state.executor = ThreadPoolExecutor(max_workers=settings.api_workers, thread_name_prefix="turn")
+        rounds = outbox_rounds.start(app, outbox_every)  # confirmation e-mails retried on time
         try:
             yield
         finally:
+            if rounds is not None:
+                rounds.cancel()
             app.state.executor.shutdown(wait=False, cancel_futures=True)
             if owned:
                 app.state.rt.close()
