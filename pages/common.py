@@ -47,6 +47,7 @@ PAGES = [
     ("pages/gaps.py", "Gap backlog", ":material/help_center:", "gaps", {"editor"}),
     ("pages/inbox.py", "Inbox", ":material/inbox:", "inbox", {"editor"}),
     ("pages/cards.py", "Cards", ":material/approval:", "cards", {"editor"}),
+    ("pages/booking.py", "Booking", ":material/calendar_month:", "booking", {"editor"}),
     ("pages/sandbox.py", "Sandbox", ":material/forum:", "sandbox", {"editor", "qa"}),
     ("pages/qa.py", "QA suites", ":material/fact_check:", "qa", {"qa"}),
     ("pages/actions.py", "Actions", ":material/bolt:", "actions", {"editor"}),

@@ -56,9 +56,11 @@ def test_sign_in_refuses_a_wrong_password_and_accepts_the_right_one(runtime):
 
 
 @pytest.mark.parametrize("role, sees, hidden", [
-    ("admin", {"Sources", "Gap backlog", "Inbox", "Cards", "Sandbox", "QA suites", "Actions", "Settings"}, set()),
-    ("editor", {"Sources", "Gap backlog", "Inbox", "Cards", "Sandbox", "Actions"}, {"QA suites", "Settings"}),
-    ("qa", {"Sources", "Sandbox", "QA suites"}, {"Gap backlog", "Inbox", "Cards", "Actions", "Settings"}),
+    ("admin", {"Sources", "Gap backlog", "Inbox", "Cards", "Booking", "Sandbox", "QA suites", "Actions", "Settings"},
+     set()),
+    ("editor", {"Sources", "Gap backlog", "Inbox", "Cards", "Booking", "Sandbox", "Actions"},
+     {"QA suites", "Settings"}),
+    ("qa", {"Sources", "Sandbox", "QA suites"}, {"Gap backlog", "Inbox", "Cards", "Booking", "Actions", "Settings"}),
 ])
 def test_pages_follow_the_role(runtime, role, sees, hidden):
     from app import PAGES
