@@ -102,8 +102,8 @@ class CalDavCalendar:
         self.zone = ZoneInfo(timezone)
         self.clock = clock
         self._password_env, self._timeout = password_env, timeout
-        self._client = caldav.DAVClient(url=self.url, username=username or None, password=password or None,
-                                        timeout=timeout)
+        self._client = caldav.DAVClient(url=self.url, username=username or None,
+                                        password=password if username else None, timeout=timeout)
         self._status = 0  # of the last HTTP answer: caldav's AuthorizationError does not say 401 or 403
         self._client.session.hooks["response"].append(self._saw)
         self._display: str | None = None
