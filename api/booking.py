@@ -75,6 +75,7 @@ class AvailabilityView(BaseModel):
     today: str = Field(description="Today's date in the business's zone")
     days: list[DayView]
     slots: list[SlotView]
+    note: str | None = Field(None, description="Said when the day asked for has passed: the times start today")
 
 
 class HoldView(BaseModel):

@@ -50,6 +50,8 @@ def cmd_availability(args, runtime, context) -> int:
     if args.json:
         _dump(found)
         return 0
+    if found.get("note"):
+        print(f"note: {found['note']}")
     print(f"{found['mode']} from {found['start_day']} — times in {found['zone_label']}; today is {found['today']}")
     for day in found["days"]:
         print(f"  {day['label']}: {', '.join(slot['time'] for slot in day['slots'])}")
@@ -135,7 +137,8 @@ def cmd_blocks(args, runtime, context) -> int:
     ctx = context(rt, rest[0])
     if action == "add":
         row = rt.booking.add_block(ctx, _local(rt, ctx, rest[1]), _local(rt, ctx, rest[2]), args.reason or "")
-        _dump(row) if args.json else print(f"Blocked {row['start_utc']} - {row['end_utc']} (UTC) as {row['id']}.")
+        _dump(row) if args.json else print(f"Blocked {_span(rt, ctx, row)} as {row['id']}: no customer is offered "
+                                           "that time.")
         return 0
     if action == "rm":
         rt.booking.remove_block(ctx, rest[1])
@@ -147,8 +150,16 @@ def cmd_blocks(args, runtime, context) -> int:
     if args.json:
         _dump(rows)
     for row in [] if args.json else rows:
-        print(f"  {row['id']}  {row['start_utc']} - {row['end_utc']} (UTC)  {row['reason']}")
+        print(f"  {row['id']}  {_span(rt, ctx, row)}  {row['reason']}")
     return 0
+
+
+def _span(rt, ctx, row: dict) -> str:
+    """A stored span in the business's zone: "2026-12-03 10:00-12:00 (Europe/Madrid)"."""
+    zone = rt.booking.require_schedule(ctx).zone
+    start, end = (datetime.fromisoformat(row[k]).astimezone(zone) for k in ("start_utc", "end_utc"))
+    until = f"{end:%H:%M}" if end.date() == start.date() else f"{end:%Y-%m-%d %H:%M}"
+    return f"{start:%Y-%m-%d %H:%M}-{until} ({zone.key})"
 
 
 def cmd_outbox(args, runtime, context) -> int:

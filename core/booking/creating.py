@@ -35,7 +35,12 @@ UNAVAILABLE = ("The business's calendar cannot be read right now ({why}). Nothin
 
 
 def _times(found: tuple[Slot, ...] | list[Slot], schedule: Schedule, lang: str) -> str:
-    return "; ".join(slot.to_dict(schedule.zone, lang)["label"] for slot in found) or "none that day"
+    return "; ".join(slot.to_dict(schedule.zone, lang)["label"] for slot in found)
+
+
+def _local(start: datetime, schedule: Schedule) -> str:
+    """A moment as the business's clock shows it: "2026-12-03 10:30 (Europe/Madrid)"."""
+    return f"{start.astimezone(schedule.zone):%Y-%m-%d %H:%M} ({schedule.timezone})"
 
 
 class Creator:
@@ -88,9 +93,9 @@ class Creator:
         fields, now = normalize(raw), self.service.now()
         key = idempotency_key or fields.get("idempotency_key") or None
         first = bookings.by_key(ctx, self.store, key)
-        if first is not None:
-            return self.booked(first, schedule, lang, repeated=True)
         checked = validate(fields, schedule, now)
+        if first is not None:
+            return self.retried(first, checked, schedule, lang)
         if checked.missing or checked.problems:
             status = "missing" if checked.missing and not checked.problems else "invalid"
             named = ", ".join(checked.missing)
@@ -102,6 +107,10 @@ class Creator:
             return CreateResult(status, message, missing=tuple(checked.missing), problems=tuple(checked.problems))
         values = {**checked.values, "channel": channel, "conversation_id": conversation_id,
                   "customer_id": customer_id, "idempotency_key": key, "lang": lang}
+        if not values.get("phone") and channel == "phone" and (customer_id or "").startswith("phone:"):
+            from core.booking.normalize import phone_of  # a caller's number, when the gateway gave one
+
+            values["phone"] = phone_of(customer_id[len("phone:"):], schedule.country) or ""
         return self.write(ctx, schedule, checked.start, values, now, lang, offered_only=offered_only)
 
     def write(self, ctx: TenantContext, schedule: Schedule, start: datetime, values: dict, now: datetime, lang: str,
@@ -114,7 +123,7 @@ class Creator:
                 return CreateResult("past", self.past(schedule, Slot(start, start + timedelta(minutes=1)), now))
             if slot is None:
                 return self.refusal("not_a_slot", ctx, schedule, day, start, now, lang,
-                                    f"{iso(start)} is not a bookable time of this business's schedule.")
+                                    f"{_local(start, schedule)} is not a bookable time of this business's schedule.")
             try:
                 self.bookable(schedule, slot, now)
             except BookingError as exc:
@@ -145,8 +154,10 @@ class Creator:
                     holds.end(ctx, self.store, hold_id, "confirmed", now, row["id"])
         except SlotTaken as exc:
             exc = recheck.with_alternatives(exc, ctx, self.store, calendar, schedule, now, but_hold=hold_id)
-            return CreateResult("taken", "Not booked: that time is no longer free. Free times that day: "
-                                f"{_times(exc.alternatives, schedule, 'en')}. Offer these to the customer now.",
+            later = (f"Free times that day: {_times(exc.alternatives, schedule, 'en')}. Offer these to the customer "
+                     "now." if exc.alternatives else "No other time is free that day: call check_availability with "
+                     "mode 'first' for the next free times.")
+            return CreateResult("taken", f"Not booked: that time is no longer free. {later}",
                                 alternatives=exc.alternatives)
         self.confirmation(ctx, row, schedule, lang, "confirmation")
         return self.booked(row, schedule, lang)
@@ -156,6 +167,10 @@ class Creator:
         calendar = self.service.calendar(ctx)
         found = recheck.busy(ctx, self.store, calendar, slots.day_bounds(schedule, day), now)
         options = tuple(slots.alternatives(schedule, day, found, now, around=start))
+        if not options:
+            return CreateResult(status, f"Not booked: {why} There is no free time that day (closed, fully booked or "
+                                "outside the booking window): call check_availability with mode 'first' from that "
+                                "date for the next free times.")
         return CreateResult(status, f"Not booked: {why} Free times that day: {_times(options, schedule, 'en')}. "
                             "Offer these, or call check_availability for another day.", alternatives=options)
 
@@ -166,6 +181,18 @@ class Creator:
         if repeated:
             said = "This create was already done (same idempotency key): nothing new was written. " + said
         return CreateResult("booked", said, booking=row, repeated=repeated)
+
+    def retried(self, first: dict, checked, schedule: Schedule, lang: str) -> CreateResult:
+        """The first result of a key, when the retry asks for the same booking; a key reused for another time or
+        another person is refused (it would confirm someone else's booking)."""
+        same_time = checked.start is None or iso(checked.start) == first["start_utc"]
+        same_person = not checked.values.get("email") or checked.values["email"].lower() == first["email"].lower()
+        if same_time and same_person:
+            return self.booked(first, schedule, lang, repeated=True)
+        return CreateResult("invalid", "Not booked: this idempotency key was already used for another booking "
+                            f"({booking_view(first, schedule.zone, 'en')['label']}, {first['email'] or 'no e-mail'}). "
+                            "Use a new key for a new booking.", problems=("idempotency_key: already used for another "
+                                                                          "booking",))
 
     @staticmethod
     def summary(row: dict) -> str:
@@ -235,7 +262,7 @@ class Creator:
         day = start.astimezone(schedule.zone).date()
         if slot is None or start < now:
             return self.refusal("not_a_slot" if slot is None else "past", ctx, schedule, day, start, now, lang,
-                                f"{iso(start)} is not a bookable future time of this schedule.")
+                                f"{_local(start, schedule)} is not a bookable future time of this schedule.")
         calendar = self.service.calendar(ctx)
         try:
             self.bookable(schedule, slot, now)

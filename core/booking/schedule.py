@@ -134,9 +134,13 @@ class Schedule:
         if unknown:
             raise ScheduleError(f"{unknown[0]}: not a schedule field; the fields are {', '.join(sorted(_FIELDS))}.")
         weekly_raw = data.get("weekly")
-        if not isinstance(weekly_raw, dict) or not set(weekly_raw) <= set(WEEKDAYS):
+        if not isinstance(weekly_raw, dict):
             raise ScheduleError(f"weekly: an object keyed by {', '.join(WEEKDAYS)}, each a list of "
                                 "[\"HH:MM\", \"HH:MM\"] ranges.")
+        strange = sorted(str(k) for k in set(weekly_raw) - set(WEEKDAYS))
+        if strange:
+            raise ScheduleError(f"weekly.{strange[0]}: not a day; the days are {', '.join(WEEKDAYS)} (each a list of "
+                                "[\"HH:MM\", \"HH:MM\"] ranges).")
         weekly = {n: _ranges(name, weekly_raw.get(name)) for n, name in enumerate(WEEKDAYS)}
         weekly = {n: ranges for n, ranges in weekly.items() if ranges}
         if not weekly:

@@ -98,6 +98,14 @@ class Availability:
     today: date
     start_day: date
     slots: tuple[Slot, ...]
+    asked: date | None = None  # the day asked for, when one was (a past one starts the list today)
+
+    def note(self) -> str:
+        """What a reader must be told about the day asked: it has passed (the list starts today), or ''."""
+        if self.asked is not None and self.asked < self.today:
+            return (f"{self.asked.isoformat()} has passed: today in {self.timezone} is {self.today.isoformat()}; these "
+                    "are the free times from today on.")
+        return ""
 
     def days(self) -> list[date]:
         seen: list[date] = []
@@ -112,8 +120,9 @@ class Availability:
         rows = [slot.to_dict(tz, lang) for slot in self.slots]
         days = [{"date": day.isoformat(), "label": day_label(day, lang),
                  "slots": [row for row in rows if row["date"] == day.isoformat()]} for day in self.days()]
-        return {"mode": self.mode, "timezone": self.timezone, "zone_label": zone_label(self.timezone, lang),
-                "today": self.today.isoformat(), "start_day": self.start_day.isoformat(), "days": days, "slots": rows}
+        out = {"mode": self.mode, "timezone": self.timezone, "zone_label": zone_label(self.timezone, lang),
+               "today": self.today.isoformat(), "start_day": self.start_day.isoformat(), "days": days, "slots": rows}
+        return {**out, "note": self.note()} if self.note() else out
 
 
 def _zone(name: str) -> ZoneInfo:
@@ -141,5 +150,5 @@ def find(schedule: Schedule, mode: str, day: date | None, busy_for: BusyFor, now
         for one in week:
             found.extend(free(schedule, one, busy, now))
             if len(found) >= cap:
-                return Availability(mode, schedule.timezone, today, start_day, tuple(found[:cap]))
-    return Availability(mode, schedule.timezone, today, start_day, tuple(found[:cap]))
+                return Availability(mode, schedule.timezone, today, start_day, tuple(found[:cap]), day)
+    return Availability(mode, schedule.timezone, today, start_day, tuple(found[:cap]), day)

@@ -30,8 +30,10 @@ def test_a_create_books_and_a_retry_with_its_key_returns_the_first(brt, shop):
     first = brt.booking.create(shop, person(local("10:00")), idempotency_key="call-1")
     assert first.ok and first.booking["start_utc"] == "2026-12-02T09:00:00+00:00"
     assert first.booking["phone"] == "+34612345678" and first.booking["code"].isalnum()
-    again = brt.booking.create(shop, person(local("11:00")), idempotency_key="call-1")
+    again = brt.booking.create(shop, {"arguments": json.dumps(person(local("10:00")))}, idempotency_key="call-1")
     assert again.ok and again.repeated and again.booking["id"] == first.booking["id"]
+    other = brt.booking.create(shop, person(local("11:00"), email="key2@example.com"), idempotency_key="call-1")
+    assert other.status == "invalid" and "already used for another booking" in other.message and not other.ok
     assert len(brt.booking.bookings(shop)) == 1
     assert "10:00" in first.message and "Europe/Madrid" in first.message and first.booking["code"] in first.message
 
@@ -171,3 +173,14 @@ def test_cancel_and_reschedule(brt, shop):
     assert brt.booking.create(shop, person(local("10:00"), email="b@example.com")).ok  # the old time is free
     assert brt.booking.cancel(shop, row["code"])["status"] == "cancelled"
     assert brt.booking.create(shop, person(local("16:00"), email="c@example.com")).ok
+
+
+def test_a_phone_booking_without_a_phone_keeps_the_callers_number(brt, shop):
+    brt.booking.record_offer(shop, "call-9", brt.booking.availability(shop, "first").slots)
+    raw = {"name": "Luis", "email": "luis@example.com", "start": local("10:00")}
+    made = brt.booking.create(shop, raw, channel="phone", conversation_id="call-9", customer_id="phone:600111222",
+                              offered_only=True)
+    assert made.ok and made.booking["phone"] == "+34600111222"
+    hidden = brt.booking.create(shop, {**raw, "start": local("11:00"), "email": "ana@example.com"}, channel="phone",
+                                conversation_id="call-9", customer_id="phone:anonymous", offered_only=True)
+    assert hidden.ok and hidden.booking["phone"] == ""
