@@ -114,6 +114,9 @@ def figure(rows: list[dict], schedule: Schedule, now: datetime, days: int = DAYS
     hours = [{"day": day, "x0": datetime.combine(_REF, a), "x1": datetime.combine(_REF, b),
               "local": f"{a:%H:%M}–{b:%H:%M}", "label": "open", "status": ""}
              for day in order for a, b in schedule.ranges(day)]
+    noon = datetime.combine(_REF, time(12))  # a closed day keeps its row: a bar of no width, so plotly draws the row
+    hours += [{"day": day, "x0": noon, "x1": noon, "local": "closed", "label": "closed", "status": ""}
+              for day in order if not schedule.ranges(day)]
     fig = go.Figure()
     fig.add_trace(_bars(OPEN[0], OPEN[1], hours, labels, 0.86, "%{y} · open %{customdata[0]}<extra></extra>",
                         marker_line_width=0))
