@@ -51,6 +51,29 @@ MESSAGES: dict[str, dict[str, str]] = {
         "pt": "Esse dado já é o atual: não há nada a alterar.",
         "en": "That is already the current value: there is nothing to change.",
     },
+    # the booking flow (#19): the day asked has passed; the free times listed are from today on
+    "booking_day_passed": {
+        "es": "El día que indicas ya ha pasado; estas son las horas libres desde hoy.",
+        "pt": "O dia que indicou já passou; estas são as horas livres a partir de hoje.",
+        "en": "The day you gave has already passed; these are the free times from today.",
+    },
+    # the phone booking flow (#19): a time the caller named that is not among the free ones of that day
+    "booking_not_free": {
+        "es": "La hora que pides no está libre ese día.",
+        "pt": "A hora que pede não está livre nesse dia.",
+        "en": "The time you asked for is not free that day.",
+    },
+    # the phone booking flow (#19): this conversation already booked; another time does not book again
+    "booking_already": {
+        "es": "Ya tienes una reserva confirmada en esta conversación, así que no reservo otra:",
+        "pt": "Já tem uma marcação confirmada nesta conversa, por isso não marco outra:",
+        "en": "You already have a confirmed booking in this conversation, so I will not book another:",
+    },
+    "booking_change": {
+        "es": "Para cambiarla, pide cancelarla o cambiarla de hora y te lo confirmo en una tarjeta.",
+        "pt": "Para a alterar, peça para a cancelar ou mudar de hora e eu confirmo-o num cartão.",
+        "en": "To change it, ask to cancel or reschedule it and I will confirm that on a card.",
+    },
     # an action could not run: switched off by the business, or its source failed (a fault, never a gap)
     "actions_off": {
         "es": "Las gestiones automáticas están desactivadas ahora mismo: no puedo consultar ni cambiar nada. "
@@ -127,7 +150,8 @@ def message(key: str, language: str) -> str:
 def exempt_sentences() -> list[str]:
     """Fixed sentences the gate never asks a citation for (abstention, framing, handoff notices)."""
     return [text for key in ("abstain", "handoff", "framing", "live_framing", "live_empty", "state_refusal",
-                             "nothing_to_change")
+                             "nothing_to_change", "booking_day_passed", "booking_not_free", "booking_already",
+                             "booking_change")
             for text in MESSAGES[key].values()]
 
 

@@ -5,7 +5,10 @@
   relative to today in the business's zone). Its ``found`` result is live data of the turn, cited as
   ``[[cite:live-N]]``; it carries ``how_to_book``, the sentence the answer ends with. On the web the same times go
   to the widget's booking window (``TurnEvidence.booking_window``: the visitor picks and confirms there, under a
-  short hold); on the phone they are recorded as this conversation's offer, the only times it may book.
+  short hold); on the phone they are recorded as this conversation's offer, the only times it may book, and the
+  result names (``booked``: date, label, time, code) the confirmed bookings this conversation already made, so a
+  further time is not booked again. A day asked that has passed is named in ``day_passed`` (the times are from
+  today on).
 - ``create_booking`` (offered only on the phone channel, whose context comes from the gateway's signed token) books
   one of the offered times: ``service.create(..., channel="phone", offered_only=True)`` with the idempotency key
   ``conversation:start``, so a retried call returns the first booking. Every status answers the model in its
@@ -17,7 +20,7 @@ A calendar that cannot be read is a fault: the customer hears that it could not 
 from __future__ import annotations
 
 import json
-from datetime import date, timedelta
+from datetime import date, datetime, timedelta
 from typing import Any
 
 from core.agent import prompts
@@ -169,6 +172,21 @@ def _read(service, env: ToolEnv, arguments: dict, lang: str):
     return service.availability(env.ctx, mode=mode, day=wanted, lang=lang), wanted
 
 
+def _booked_here(service, env: ToolEnv, lang: str) -> list[dict]:
+    """The confirmed bookings this phone conversation made that are still ahead (date, its label, time, code)."""
+    if not env.conversation_id:
+        return []
+    schedule, now = service.schedule(env.ctx), service.now()
+    ahead = service.bookings(env.ctx, now, now + timedelta(days=schedule.horizon_days + 1), status="confirmed")
+    out = []
+    for row in ahead:
+        if row.get("conversation_id") == env.conversation_id:
+            local = datetime.fromisoformat(row["start_utc"]).astimezone(schedule.zone)
+            out.append({"date": local.date().isoformat(), "label": day_label(local.date(), lang),
+                        "time": f"{local:%H:%M}", "code": row["code"]})
+    return out
+
+
 def availability_handler(service):
     def handler(env: ToolEnv, arguments: dict) -> dict:
         lang, words = _lang(env), text(_lang(env))
@@ -184,11 +202,18 @@ def availability_handler(service):
                     "or with mode 'first', or ask the customer which day."}
         data, note = found.to_dict(lang), _day_note(service, env, wanted, found.today)
         phone = env.ctx.channel == PHONE
+        booked = _booked_here(service, env, lang) if phone else []
         if phone:
             service.record_offer(env.ctx, env.conversation_id, list(found.slots))
         elif found.slots:
             env.evidence.booking_window = {**data, "hold_minutes": service.hold_minutes}
         base = {"title": words["title"], "fetched_at": service.store.clock.stamp(), **_slim(data)}
+        if wanted is not None and wanted < found.today:
+            base["day_passed"] = wanted.isoformat()  # the times are from today on: the answer says so
+        if booked:
+            base["booked"] = booked
+            note += ("This conversation already has a confirmed booking (booked): do not book another; say it, and "
+                     "that it is changed by cancelling or rescheduling it. ")
         if not found.slots:
             return {"status": "empty", **base, "message": f"{note}No free time for these parameters. Say so, and "
                     "offer another day (mode 'first' from that date lists the next free times)."}

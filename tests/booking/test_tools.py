@@ -299,3 +299,72 @@ def test_a_phone_caller_missing_the_e_mail_is_asked_for_it_and_the_reply_books(b
 def test_a_question_about_booking_is_not_answered_with_times(brt, shop):
     result = brt.turns.run(shop, make_agent(brt, OfflineResponder(), ctx=shop), "¿Cómo cancelo una cita?")
     assert [t["tool"] for t in result.trace.tools][:1] == ["search_knowledge"] and result.booking_window is None
+
+
+# ---------------------------------------------------------------- #19 review: whole dates, earlier offers, one booking
+def test_on_the_phone_the_availability_names_the_booking_this_conversation_made(brt, caller):
+    talk, turn = offer(brt, caller)
+    assert "booked" not in run(brt, turn, AVAILABILITY, mode="day", date="mañana")
+    code = run(brt, turn, CREATE, start=f"{WED}T10:00", name="Ana", email="ana@example.com")["booking"]["code"]
+    result = run(brt, env(caller, conversation_id=talk), AVAILABILITY, mode="day", date="mañana")
+    assert result["booked"] == [{"date": WED, "label": "miércoles 2 de diciembre", "time": "10:00", "code": code}]
+    assert "already has a confirmed booking" in result["message"]
+    other = run(brt, env(caller, conversation_id=conversation(brt, caller)), AVAILABILITY, mode="day", date="mañana")
+    assert "booked" not in other  # another conversation's booking is not this one's
+
+
+@pytest.mark.parametrize("question, date, asked", [
+    ("Quiero reservar una cita para el 30/11", "el 30/11", "2026-11-30"),
+    ("¿Tenéis hueco el 3/12/2026?", "el 3/12/2026", None), ("Quiero una cita el 15-01", "el 15-01", None)])
+def test_a_numeric_date_reaches_the_service_whole(brt, shop, question, date, asked):
+    result = brt.turns.run(shop, make_agent(brt, OfflineResponder(), ctx=shop), question)
+    call = next(t for t in result.trace.tools if t["tool"] == AVAILABILITY)
+    assert result.status == "answered" and call["arguments"] == {"mode": "day", "date": date}
+    said = run(brt, env(shop), AVAILABILITY, **call["arguments"])
+    if asked:  # a past day is answered as past (not as next month's 30th), then the times from today
+        assert f"The day asked ({asked}) has passed" in said["message"] and said["day_passed"] == asked
+        assert result.answer.startswith(f"{prompts.message('booking_day_passed', 'es')}\n\n")
+        assert "miércoles 2 de diciembre: 09:00" in result.answer
+    else:
+        assert said["status"] == "found" and "day_passed" not in said and not result.answer.startswith(
+            prompts.message("booking_day_passed", "es"))
+
+
+def test_a_phone_caller_naming_another_day_hears_its_times_and_books_in_the_next_turn(brt, caller):
+    agent = make_agent(brt, OfflineResponder(), ctx=caller)
+    first = brt.turns.run(caller, agent, "¿Tenéis hueco el sábado?", channel="phone")
+    assert "sábado 5 de diciembre: 10:00, 11:00, 12:00, 13:00 [1]" in first.answer
+    other = brt.turns.run(caller, agent, "El lunes a las 9:00, soy Luis Gil, luis@example.com",
+                          conversation_id=first.conversation_id)
+    assert other.status == "answered" and "lunes 7 de diciembre: 09:00, 10:00" in other.answer
+    assert [t["tool"] for t in other.trace.tools] == [AVAILABILITY] and brt.booking.bookings(caller) == []
+    booked = brt.turns.run(caller, agent, "A las 9:00", conversation_id=first.conversation_id)
+    [row] = brt.booking.bookings(caller)
+    assert booked.answer.startswith("Reserva confirmada: lunes 7 de diciembre a las 09:00")
+    assert (row["name"], row["email"]) == ("Luis Gil", "luis@example.com")
+
+
+@pytest.mark.parametrize("later", ["A las 12:00, soy Luis Gil, luis@example.com", "A las 16:00",
+                                   "El lunes a las 9:00, soy Luis Gil, luis@example.com"])
+def test_after_a_confirmed_booking_a_further_time_books_nothing_and_names_the_booking(brt, caller, later):
+    agent = make_agent(brt, OfflineResponder(), ctx=caller)
+    first = brt.turns.run(caller, agent, "¿Tenéis hueco el sábado?", channel="phone")
+    done = brt.turns.run(caller, agent, "A las 10:00, soy Luis Gil, luis@example.com",
+                         conversation_id=first.conversation_id)
+    [row] = brt.booking.bookings(caller)
+    assert done.answer.startswith("Reserva confirmada: sábado 5 de diciembre a las 10:00")
+    again = brt.turns.run(caller, agent, later, conversation_id=first.conversation_id)
+    assert [r["code"] for r in brt.booking.bookings(caller)] == [row["code"]]
+    assert again.status == "answered" and CREATE not in [t["tool"] for t in again.trace.tools]
+    assert again.answer == (f"{prompts.message('booking_already', 'es')}\n\n- sábado 5 de diciembre, 10:00: "
+                            f"{row['code']} [1]\n\n{prompts.message('booking_change', 'es')}")
+
+
+def test_a_phone_caller_naming_a_time_not_free_hears_so_before_the_free_times(brt, caller):
+    agent = make_agent(brt, OfflineResponder(), ctx=caller)
+    first = brt.turns.run(caller, agent, "¿Tenéis hueco el sábado?", channel="phone")
+    again = brt.turns.run(caller, agent, "A las 16:00", conversation_id=first.conversation_id)
+    assert again.status == "answered" and again.answer.startswith(
+        f"{prompts.message('booking_not_free', 'es')}\n\n{prompts.message('live_framing', 'es')}\n\n- sábado 5 de "
+        "diciembre: 10:00, 11:00, 12:00, 13:00 [1]")
+    assert brt.booking.bookings(caller) == []

@@ -16,8 +16,13 @@ The booking tools are ``check_availability`` and ``create_booking`` (ToolSpec ki
   sentence, then the first free times from that day on. A day the service cannot read: the first free times.
 - **Booking (phone)**: a message naming a time of the offered list, in a booking conversation, re-checks the day
   and calls ``create_booking`` with that slot and the name, e-mail and phone the conversation gave; the answer is
-  the tool's read-back (date, time and zone, cited). Missing or invalid details: the tool asks for them by name
-  and the turn ends there; the reply with them books. A time that is not free: the free times again.
+  the tool's read-back (date, time and zone, cited). Only a time an EARLIER answer of this conversation read out
+  (its day and time on one line) is booked: a message naming another day, or a first message with a time, hears
+  that day's times and books nothing this turn. Missing or invalid details: the tool asks for them by name and the
+  turn ends there; the reply with them books. A time that is not free that day: said first (fixed sentence), then
+  the free times. Once the conversation has a confirmed booking (the availability result's ``booked``), a further
+  time books nothing: the answer names that booking (day, time, code, cited) and says it is changed by cancelling
+  or rescheduling it (the cards).
 Pure functions over the transcript.
 """
 from __future__ import annotations
@@ -71,6 +76,7 @@ class Plan:
     book: bool = False  # create_booking is offered: the time, when found among the free ones, is booked
     details_reply: bool = False  # the message answers a question for the booking's details
     context: tuple[str, ...] = ()  # the customer's messages of this booking before this one, the request first
+    heard: tuple[str, ...] = ()  # the lines of the earlier answers of this conversation (the times read out)
 
 
 def wants(question: str, lang: str, tools: Sequence[ToolSpec], spec: ToolSpec) -> bool:
@@ -167,7 +173,8 @@ def plan(question: str, lang: str, tools: Sequence[ToolSpec], earlier: Sequence[
     if create is not None and not words.times_of(question) and not details_reply:
         time = None  # a time said earlier is booked only when this message goes on with it
     details = words.merged(*map(words.details_of, context), given) if create is not None else words.Details()
-    return Plan(_arguments(day, question), time, details, create is not None, details_reply, tuple(context))
+    heard = tuple(line for m in earlier if m.role == "assistant" for line in m.content.splitlines())
+    return Plan(_arguments(day, question), time, details, create is not None, details_reply, tuple(context), heard)
 
 
 def _language(question: str, lang: str, context: Sequence[str]) -> str:
@@ -209,16 +216,37 @@ def _after_availability(result: dict, lang: str, asked: Plan, done: list[tuple[s
         if len(checks) == 1 and asked.arguments.get("mode") != "first":
             return Step(tool=AVAILABILITY, arguments={"mode": "first", **_date(asked)})  # from that day on
         return Step(text=_said_empty(result, lang))
-    before = "\n\n".join(_said_empty(r, lang) for r in checks[:-1] if r.get("status") == "empty")
-    if asked.book and asked.time:
-        fits = [s for s in slots(result) if s.get("time") == asked.time]
-        if len(fits) == 1:
-            return Step(tool=CREATE, arguments={"start": f"{fits[0]['date']}T{fits[0]['time']}",
-                                                **asked.details.given()})
-        if fits:  # that time on several days: which one
-            return Step(text=listing(result, lang, fits))
+    before = "\n\n".join(_said_empty(r, lang) for r in checks[:-1]
+                         if r.get("status") == "empty" and not r.get("day_passed"))  # a passed day: said below
     text = listing(result, lang)
+    if result.get("day_passed") and text:  # "el 30/11" on 1 December: that day has passed, these are from today
+        text = f"{prompts.message('booking_day_passed', lang)}\n\n{text}"
+    if asked.book and asked.time:
+        if result.get("booked"):  # this conversation booked already: no second booking
+            return Step(text=already_booked(result, lang))
+        fits = [s for s in slots(result) if s.get("time") == asked.time]
+        heard = [s for s in fits if _heard(s, asked.heard)]
+        if len(heard) == 1:
+            return Step(tool=CREATE, arguments={"start": f"{heard[0]['date']}T{heard[0]['time']}",
+                                                **asked.details.given()})
+        if heard:  # that time on several days: which one
+            return Step(text=listing(result, lang, heard))
+        if not fits and text:  # not free that day: said first, then the free times
+            text = f"{prompts.message('booking_not_free', lang)}\n\n{text}"
     return Step(text=f"{before}\n\n{text}" if before and text else text)
+
+
+def _heard(slot: dict, heard: Sequence[str]) -> bool:
+    """Whether an earlier answer of this conversation read this slot out: its day and time on one line."""
+    return any(words.says_slot(line, str(slot.get("date")), str(slot.get("time"))) for line in heard)
+
+
+def already_booked(result: dict, lang: str) -> str:
+    """The booking this conversation made (day, time, code, cited), then how to change it (the cards)."""
+    cite = str(result.get("cite_as", ""))
+    lines = [f"- {b.get('label')}, {b.get('time')}: {b.get('code')} {cite}" for b in result.get("booked") or []]
+    return "\n\n".join((prompts.message("booking_already", lang), "\n".join(lines),
+                        prompts.message("booking_change", lang)))
 
 
 def _date(asked: Plan) -> dict:

@@ -22,9 +22,17 @@ _MONTH = (r"enero|febrero|marzo|abril|mayo|junio|julio|agosto|septiembre|setiemb
           r"janeiro|fevereiro|marco|maio|junho|julho|setembro|outubro|novembro|dezembro|january|february|march|"
           r"april|may|june|july|august|september|october|november|december")
 _ORD = r"(?:st|nd|rd|th|º|o)?"
+#: each month's names (es, pt, en; folded), by its number
+MONTHS = {n: names for n, names in enumerate((
+    ("enero", "janeiro", "january"), ("febrero", "fevereiro", "february"), ("marzo", "marco", "march"),
+    ("abril", "april"), ("mayo", "maio", "may"), ("junio", "junho", "june"), ("julio", "julho", "july"),
+    ("agosto", "august"), ("septiembre", "setiembre", "setembro", "september"), ("octubre", "outubro", "october"),
+    ("noviembre", "novembro", "november"), ("diciembre", "dezembro", "december")), 1)}
 _DAY_PATTERNS = [
     r"\b\d{4}-\d{2}-\d{2}\b",
-    r"\b\d{1,2}/\d{1,2}(?:/\d{2,4})?\b",
+    # day/month(/year) numbers, whole ("el 30/11", "3/12/2026", "15-01"): the service answers a past one as past
+    r"\b(?:(?:el|o|the)\s+)?(?:(?:dia|day)\s+)?(?<![\d/.-])(?:0?[1-9]|[12]\d|3[01])[/-](?:0?[1-9]|1[0-2])"
+    r"(?:[/-](?:\d{4}|\d{2}))?(?![\d/-])",
     rf"\b(?:(?:el|o|the)\s+)?(?:(?:dia|day)\s+)?\d{{1,2}}{_ORD}\s+(?:de\s+|of\s+)?(?:{_MONTH})\b"
     rf"(?:,?\s+(?:de\s+)?\d{{4}})?",
     rf"\b(?:{_MONTH})\s+\d{{1,2}}{_ORD}\b(?:,?\s+\d{{4}})?",
@@ -121,6 +129,18 @@ def day_of(message: str) -> Day | None:
     if week and not re.fullmatch(r"semana|week|(?:la|a|the)\s+(?:semana|week)", week.group()):
         return Day(message[week.start(): week.end()].strip(), week.span(), True)
     return None
+
+
+def says_slot(line: str, day: str, at: str) -> bool:
+    """Whether one line of an answer names this slot (``day`` YYYY-MM-DD, ``at`` HH:MM) in any language: its day of
+    the month and month ("miércoles 2 de diciembre", "quarta-feira, 2 de dezembro") and its time."""
+    try:
+        month, mday = int(day[5:7]), int(day[8:10])
+    except ValueError:
+        return False
+    low = folded(line)
+    return (at in low and re.search(rf"(?<![\d:\[-]){mday}(?![\d:\]])", low) is not None
+            and any(re.search(rf"\b{name}\b", low) for name in MONTHS.get(month, ())))
 
 
 def asks_week(message: str) -> bool:

@@ -207,6 +207,9 @@ def conversation(*turns: str) -> list[Message]:
 LISTED = ("Según nuestros datos en vivo:\n\n- miércoles 2 de diciembre: 09:00, 10:00, 11:00, 16:00 [1]\n\n"
           f"{HOW_PHONE} [1]")
 
+LISTED_WEEK = ("Según nuestros datos en vivo:\n\n- miércoles 2 de diciembre: 09:00, 10:00 [1]\n"
+               f"- jueves 3 de diciembre: 10:00, 12:00 [1]\n\n{HOW_PHONE} [1]")
+
 
 def test_on_the_phone_a_time_of_the_list_with_the_details_is_booked():
     talk = conversation("¿Tenéis hueco mañana?", LISTED, "A las 10:00. Soy Ana García, ana@example.com, 600 123 123")
@@ -236,7 +239,8 @@ def test_a_time_that_is_not_free_is_answered_with_the_free_times():
 
 
 def test_a_time_offered_on_several_days_asks_which_day_by_listing_only_those():
-    talk = conversation("¿Tenéis hueco esta semana para una cita?", LISTED, "A las 10:00, Ana García, ana@example.com")
+    talk = conversation("¿Tenéis hueco esta semana para una cita?", LISTED_WEEK,
+                        "A las 10:00, Ana García, ana@example.com")
     answer = reply(after(talk, ("check_availability", {"mode": "week"}, found(WEEK, HOW_PHONE))), PHONE)
     assert not answer.tool_calls
     assert "miércoles 2 de diciembre: 10:00 [[cite:live-1]]" in answer.text
@@ -369,3 +373,116 @@ def test_reading_any_text_never_raises_and_gives_real_times(text):
     assert day is None or text[day.span[0]: day.span[1]].strip() == day.text
     assert set(found.given()) <= {"name", "email", "phone"}
     booking.plan(text, "es", PHONE, conversation("¿Tenéis hueco mañana?", LISTED))
+
+
+# ---------------------------------------------------------------- #19 review: whole dates, earlier offers, one booking
+@pytest.mark.parametrize("message, date", [
+    ("Quiero reservar una cita para el 30/11", "el 30/11"), ("¿Tenéis hueco el 3/12/2026?", "el 3/12/2026"),
+    ("Quiero una cita el 15-01", "el 15-01"), ("Can I book an appointment on 30/11?", "30/11"),
+    ("Quero marcar uma revisão para o dia 5/1", "o dia 5/1"), ("¿Hay citas libres el 15-01-2027?", "el 15-01-2027"),
+])
+def test_a_day_and_month_in_numbers_is_passed_whole(message, date):
+    assert calls([Message("user", message)]) == [("check_availability", {"mode": "day", "date": date})]
+
+
+@pytest.mark.parametrize("message, lang", [("Quiero reservar una cita para el 30/11", "es"),
+                                           ("Quero marcar uma revisão para o dia 30/11", "pt"),
+                                           ("Can I book an appointment on 30/11?", "en")])
+def test_a_day_that_has_passed_is_said_before_the_times_from_today(message, lang):
+    checked = {**found(WED), "day_passed": "2026-11-30"}
+    text = reply(after([Message("user", message)], ("check_availability", {}, checked))).text
+    assert text.startswith(f"{prompts.message('booking_day_passed', lang)}\n\n{prompts.message('live_framing', lang)}")
+    assert passes_the_gate(text, checked)
+
+
+@pytest.mark.parametrize("message, times, details", [
+    ("el 30/11 a las 10", ["10:00"], {}), ("el 15-01 a las 9:30, soy Ana García", ["09:30"], {"name": "Ana García"}),
+    ("llamadme al 600-123-123", [], {"phone": "600-123-123"}),
+])
+def test_a_numeric_date_is_no_time_and_no_phone(message, times, details):
+    assert words.times_of(message) == times and words.details_of(message).given() == details
+
+
+SAT = {"2026-12-05": ("sábado 5 de diciembre", ["10:00", "11:00", "12:00", "13:00"])}
+MON = {"2026-12-07": ("lunes 7 de diciembre", ["09:00", "10:00", "16:00"])}
+LISTED_SAT = ("Según nuestros datos en vivo:\n\n- sábado 5 de diciembre: 10:00, 11:00, 12:00, 13:00 [1]\n\n"
+              f"{HOW_PHONE} [1]")
+
+
+@pytest.mark.parametrize("earlier, message, arguments, result", [
+    # another day than the one read out: that day's times, nothing booked in this turn
+    (("¿Tenéis hueco el sábado?", LISTED_SAT), "El lunes a las 9:00, soy Luis Gil, luis@example.com",
+     {"mode": "day", "date": "El lunes"}, MON),
+    (("¿Tenéis hueco el sábado?", LISTED_SAT), "¿Y el lunes a las 16:00? Luis Gil, luis@example.com",
+     {"mode": "day", "date": "el lunes"}, MON),
+    # a first message with a time: nothing was read out yet
+    ((), "Quiero reservar una cita para el lunes a las 9:00, soy Luis Gil, luis@example.com",
+     {"mode": "day", "date": "el lunes"}, MON),
+    ((), "Can I book an appointment on Monday at 9:00? I'm John Smith, john@example.com",
+     {"mode": "day", "date": "on Monday"}, MON),
+])
+def test_a_time_not_read_out_in_an_earlier_turn_is_listed_not_booked(earlier, message, arguments, result):
+    talk = conversation(*earlier, message)
+    assert calls(talk, PHONE) == [("check_availability", arguments)]
+    checked = found(result, HOW_PHONE)
+    answer = reply(after(talk, ("check_availability", arguments, checked)), PHONE)
+    assert not answer.tool_calls and "lunes 7 de diciembre: 09:00, 10:00, 16:00 [[cite:live-1]]" in answer.text
+    assert passes_the_gate(answer.text, checked)
+
+
+def test_the_same_time_once_read_out_is_booked_in_the_next_turn():
+    listed_mon = "Según nuestros datos en vivo:\n\n- lunes 7 de diciembre: 09:00, 10:00, 16:00 [1]"
+    talk = conversation("¿Tenéis hueco el sábado?", LISTED_SAT, "El lunes a las 9:00, soy Luis Gil, luis@example.com",
+                        listed_mon, "A las 9:00")
+    done = after(talk, ("check_availability", {"mode": "day", "date": "El lunes"}, found(MON, HOW_PHONE)))
+    assert calls(done, PHONE) == [("create_booking", {"start": "2026-12-07T09:00", "name": "Luis Gil",
+                                                      "email": "luis@example.com"})]
+
+
+READ_BACK = ("Reserva confirmada: sábado 5 de diciembre a las 10:00, hora de Madrid (Europe/Madrid). "
+             "Código de reserva: B397JT. [1]")
+BOOKED = [{"date": "2026-12-05", "label": "sábado 5 de diciembre", "time": "10:00", "code": "B397JT"}]
+
+
+@pytest.mark.parametrize("request_, message, lang", [
+    ("¿Tenéis hueco el sábado?", "A las 12:00, soy Luis Gil, luis@example.com", "es"),
+    ("¿Tenéis hueco el sábado?", "A las 11:00", "es"),
+    ("Tem vaga no sábado?", "Às 12:00, sou o João Silva", "pt"),
+    ("Do you have a free slot on Saturday?", "At 11:00 please", "en"),
+])
+def test_after_a_confirmed_booking_another_time_books_nothing_and_says_the_booking(request_, message, lang):
+    talk = conversation(request_, LISTED_SAT, "A las 10:00, soy Luis Gil, luis@example.com", READ_BACK, message)
+    checked = {**found(SAT, HOW_PHONE), "booked": BOOKED}
+    answer = reply(after(talk, ("check_availability", {"mode": "day", "date": "el sábado"}, checked)), PHONE)
+    assert not answer.tool_calls
+    assert answer.text == (f"{prompts.message('booking_already', lang)}\n\n- sábado 5 de diciembre, 10:00: B397JT "
+                           f"[[cite:live-1]]\n\n{prompts.message('booking_change', lang)}")
+    assert passes_the_gate(answer.text, checked)
+
+
+@pytest.mark.parametrize("request_, message, lang", [
+    ("¿Tenéis hueco el sábado?", "A las 16:00", "es"), ("¿Tenéis hueco el sábado?", "A las 9:00, soy Luis Gil", "es"),
+    ("Tem vaga no sábado?", "Às 16:00", "pt"), ("Do you have a free slot on Saturday?", "At 16:00", "en"),
+])
+def test_a_time_not_among_the_free_ones_is_said_to_be_not_free_before_the_list(request_, message, lang):
+    talk = conversation(request_, LISTED_SAT, message)
+    checked = found(SAT, HOW_PHONE)
+    answer = reply(after(talk, ("check_availability", {"mode": "day", "date": "el sábado"}, checked)), PHONE)
+    first, framing, rest = answer.text.split("\n\n", 2)
+    assert not answer.tool_calls and (first, framing) == (prompts.message("booking_not_free", lang),
+                                                          prompts.message("live_framing", lang))
+    assert rest.startswith("- sábado 5 de diciembre: 10:00, 11:00, 12:00, 13:00 [[cite:live-1]]")
+    assert passes_the_gate(answer.text, checked)
+
+
+@pytest.mark.parametrize("line, day, at, heard", [
+    ("- miércoles 2 de diciembre: 09:00, 10:00 [1]", "2026-12-02", "10:00", True),
+    ("- quarta-feira, 2 de dezembro: 12:00 [1]", "2026-12-02", "12:00", True),  # a reply in another language
+    ("- Wednesday 2 December: 12:00 [1]", "2026-12-02", "12:00", True),
+    ("- miércoles 2 de diciembre: 09:00, 10:00 [1]", "2026-12-02", "16:00", False),  # not that time
+    ("- lunes 7 de diciembre: 09:00 [1]", "2026-12-01", "09:00", False),  # "[1]" is no day of the month
+    ("- miércoles 2 de enero: 12:00 [2]", "2026-12-02", "12:00", False),  # another month
+    ("- viernes 12 de diciembre: 10:00 [1]", "2026-12-02", "10:00", False),
+])
+def test_a_slot_counts_as_read_out_by_its_day_month_and_time_on_one_line(line, day, at, heard):
+    assert words.says_slot(line, day, at) is heard
