@@ -127,7 +127,7 @@ json_values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=4)
                            | st.dictionaries(st.sampled_from(KEYS) | st.text(max_size=10), inner, max_size=5)
                            | inner.map(lambda v: json.dumps(v, ensure_ascii=False)), max_leaves=25)
 junk = json_values | json_values.map(json.dumps) | st.binary(max_size=60) | st.text(max_size=200)
-PROPERTY = settings(max_examples=300, derandomize=True, deadline=None, database=None,
+PROPERTY = settings(max_examples=150, derandomize=True, deadline=None, database=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
