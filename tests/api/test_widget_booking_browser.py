@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import contextmanager
 
 import pytest
 
 from core.booking.schedule import DEMO_SCHEDULE
 from core.tenancy.context import local_operator
-from tests.api.widget_page import ask, mock_chat, sse
+from tests.api.widget_page import ask, demo_page, mock_chat, sse
 from tests.browser import needs_chromium, shot
 
 pytestmark = needs_chromium  # the fixtures served and browser: tests/api/conftest.py
@@ -31,21 +30,9 @@ def workshop(served):
     served.rt.booking.save_schedule(local_operator(served.rt.store, "acme"), DEMO_SCHEDULE)
 
 
-@contextmanager
 def visitor(browser, served, tz: str = "America/New_York"):
     """A fresh visitor on the demo page (their browser in another zone than the business), the panel open."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900}, timezone_id=tz, locale="es-ES")
-    tab = context.new_page()
-    tab.set_default_timeout(20_000)
-    tab.dialogs = []
-    tab.on("dialog", lambda d: (tab.dialogs.append(d.message), d.dismiss()))
-    tab.goto(f"{served.url}/demo")
-    tab.locator("#cob-bubble").click()
-    tab.locator("#cob-panel").wait_for(state="visible")
-    try:
-        yield tab
-    finally:
-        context.close()
+    return demo_page(browser, served.url, timezone_id=tz, locale="es-ES")
 
 
 def state(window, name: str) -> None:

@@ -62,9 +62,10 @@ def serving(tmp_dir):
 
 
 @contextmanager
-def demo_page(browser, url: str):
-    """A fresh tab on the demo page with the panel open; records dialogs (an alert() would be a script that ran)."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def demo_page(browser, url: str, **context_options):
+    """A fresh tab on the demo page with the panel open; records dialogs (an alert() would be a script that ran).
+    ``context_options`` go to the browser context (a visitor's ``timezone_id``, ``locale``)."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, **context_options)
     tab = context.new_page()
     tab.set_default_timeout(20_000)
     tab.dialogs = []

@@ -225,7 +225,6 @@ def test_starttls_is_required_when_configured_and_never_falls_back(tmp_path, sto
 
 
 def test_starttls_with_login_and_a_wrong_password(tmp_path, store, ctx, monkeypatch):
-    pytest.importorskip("cryptography")
     cert, key = certificate(tmp_path)
     monkeypatch.setattr(mailer, "tls_context", lambda: trusting(cert))
     inbox = Inbox()
@@ -244,7 +243,6 @@ def test_starttls_with_login_and_a_wrong_password(tmp_path, store, ctx, monkeypa
 
 
 def test_implicit_tls(tmp_path, store, ctx, monkeypatch):
-    pytest.importorskip("cryptography")
     cert, key = certificate(tmp_path)
     monkeypatch.setattr(mailer, "tls_context", lambda: trusting(cert))
     inbox = Inbox()
@@ -255,7 +253,6 @@ def test_implicit_tls(tmp_path, store, ctx, monkeypatch):
 
 
 def test_an_untrusted_certificate_is_refused(tmp_path, store, ctx):
-    pytest.importorskip("cryptography")
     cert, key = certificate(tmp_path)
     inbox = Inbox()
     with smtp_server(inbox, ssl_context=server_tls(cert, key)) as port:

@@ -26,16 +26,6 @@ def clock(at: float = NOW):
     return lambda: at
 
 
-@pytest.fixture
-def keys(ctx, rt):
-    return site_keys.ensure(ctx, rt.store)
-
-
-@pytest.fixture
-def other_keys(other_ctx, rt):
-    return site_keys.ensure(other_ctx, rt.store)
-
-
 def test_a_phone_token_round_trips_to_its_caller(keys):
     token = sign_phone_token(keys.secret, "+34600111222", 600, clock=clock())
     claims = jwt.decode(token, keys.secret, algorithms=["HS256"], options={"verify_exp": False})

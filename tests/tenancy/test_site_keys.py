@@ -25,16 +25,6 @@ def clock(at: float = NOW):
 
 
 @pytest.fixture
-def keys(ctx, rt):
-    return site_keys.ensure(ctx, rt.store)
-
-
-@pytest.fixture
-def other_keys(other_ctx, rt):
-    return site_keys.ensure(other_ctx, rt.store)
-
-
-@pytest.fixture
 def editor(ctx, rt):
     create_user(rt.store, "acme", "ed@acme.test", "correct-horse", "editor")
     return login(rt.store, "ed@acme.test", "correct-horse", "acme")
