@@ -8,6 +8,7 @@ import re
 from core.agent.injection import defuse
 from core.agent.protocol import ToolSpec
 from core.agent.registry import Tool, ToolEnv, ToolKind
+from core.base.text import sentences
 from core.knowledge.retrieval import Hit, SearchResult
 from core.knowledge.variants import SURE
 
@@ -139,6 +140,19 @@ def _replaced(value, pattern: re.Pattern):
     return value
 
 
+def _kept_scores(original: str, shown: str, scores: tuple[float, ...]) -> list[float]:
+    """The per-sentence similarities of ``original`` for the sentences of ``shown`` (the text after the guard cut
+    planted sentences out): each kept sentence keeps its own score, in order; what the guard put in their place
+    gets the passage's lowest, so it never ranks as the answer."""
+    pending = list(zip(sentences(original), scores))
+    out = []
+    for sentence in sentences(shown):
+        at = next((i for i, (said, _) in enumerate(pending) if said.strip() == sentence.strip()), None)
+        out.append(round(pending[at][1] if at is not None else min(scores), 3))
+        pending = pending[at + 1:] if at is not None else pending
+    return out
+
+
 def _search(env: ToolEnv, query: str) -> dict:
     if not query.strip():
         return {"status": "error",
@@ -156,9 +170,9 @@ def _search(env: ToolEnv, query: str) -> dict:
                         **({} if hit.variant_agreement is None else
                            {"phrasings_agree": round(hit.variant_agreement, 3)}),
                         **({} if hit.code_match is None else {"code_match": hit.code_match}),
-                        # per sentence of the text (as core.base.text splits it); left out when the guard cut some
-                        **({"sentence_similarities": [round(x, 3) for x in hit.sentence_scores]}
-                           if hit.sentence_scores and text == hit.text else {}),
+                        # per sentence of the text as the model sees it (as core.base.text splits it)
+                        **({"sentence_similarities": _kept_scores(hit.text, text, hit.sentence_scores)}
+                           if hit.sentence_scores else {}),
                         "match": hit.reason, "text": text})
     trace = search_trace(found)
     # what the material never mentions: a model should say so rather than answer around it

@@ -45,6 +45,7 @@ from core.agent.providers.qa_pairs import (
     sentences,
 )
 from core.agent.providers.transcript import passages, question_of, unknown_words
+from core.agent.providers.unit_ranking import UnitEvidence, score as release_score
 from core.base.language import detect
 from core.base.text import sentences as text_sentences
 from core.knowledge import variants
@@ -53,6 +54,7 @@ from core.knowledge.keyword_index import terms
 _FENCE_LINE = re.compile(r"^(```|~~~)")
 _ANSWER_MARK = re.compile(r"^(?:A|R|Answer|Respuesta|Resposta)\s*[:.]\s+", re.IGNORECASE)
 MAX_QUESTION_LINE = 200  # a line of its own ending in '?' and no longer than this is a question, not an answer
+PAIR_CLOSENESS = 0.05  # a pair's second sentence this close to the question as its first is part of the answer
 SHORT_SENTENCE = 80  # a sentence this short ("Tienda de Madrid: calle X 1.") rarely holds the whole fact
 _ENTITY = re.compile(r"\b(?:\d[\d.,:]*|[A-ZÁÉÍÓÚÑÇ][\w-]+)\b")
 
@@ -95,25 +97,12 @@ class OfflineTuning:
     # rare words ('Kripto-101', 'httpx') are never said otherwise. On XQuAD-es dev the wrongly partial answers
     # covered .57-.78, the demo's true ones ('Valencia', 'Premium') .35-.36
     paraphrase_coverage: float = 0.5
-    # ranking only: how much a sentence's own similarity to the question (the search tool's per-sentence scores,
-    # which cross languages) adds to its confidence
-    # (dev, weight 0 / 0.3 / 0.5 / 1.0: bench docs covered right .490 / .529 / .548 / .558, uncovered refused
-    # unchanged; the generated catalog .944 / .935 / .839 / .750, where a sheet's intro sentence embeds closest to
-    # any question naming its product and the "- Garantía: 18 meses." line is found by its words; XQuAD-es .928 /
-    # .922 / - / .922, MLQA-es unchanged). Off: at 0.3 the demo's "¿Tenéis tienda en Valencia?" gave, as its
-    # closest fact, the support e-mail instead of the shops
-    sentence_weight: float = 0.0
-    # the same across languages, where stems do not cross (XQuAD-en-es dev .661 -> .683 at 1.0). Off: a weight for
-    # one language only lifts its sentences over the others' ("How long is the warranty on the frame?" then took a
-    # Spanish sentence over the English warranty page and abstained)
-    cross_sentence_weight: float = 0.0
 
 
 class Scored(NamedTuple):
     """One candidate unit, as ranked."""
 
-    key: float  # what ranks it
-    confidence: float  # what the floors judge
+    confidence: float  # what ranks it, and what the floors judge
     cov: float
     sim: float
     rank: int  # minus the passage's rank
@@ -122,6 +111,8 @@ class Scored(NamedTuple):
     passage_id: str
     same_language: bool
     restating: bool
+    release: float = 0.0  # how likely the unit holds the fact (core.agent.providers.unit_ranking): what is released
+    evidence: UnitEvidence | None = None  # what the release score was computed from
 
 
 def _sentence_similarity(passage: dict, unit: str, default: float) -> float:
@@ -137,8 +128,9 @@ def _sentence_similarity(passage: dict, unit: str, default: float) -> float:
 
 
 def _parts(body: str) -> list[tuple[str, bool]]:
-    """(text, is_code) of a passage: its prose sentences, and each line of its fenced code. Headings and
-    question lines (an FAQ entry's question) are context, never an answer: they are left out here."""
+    """(text, is_code) of a passage: its prose sentences, and each line of its fenced code. Headings, question
+    lines (an FAQ entry's question) and questions inside a paragraph are context, never an answer: they are left
+    out here."""
     out, in_code = [], False
     for line in body.split("\n"):
         stripped = line.strip()
@@ -147,7 +139,8 @@ def _parts(body: str) -> list[tuple[str, bool]]:
         elif stripped and in_code:
             out.append((stripped, True))
         elif stripped and not _is_heading(stripped) and not _is_question_line(stripped):
-            out += [(sentence, False) for sentence in sentences(_ANSWER_MARK.sub("", stripped))]
+            out += [(sentence, False) for sentence in sentences(_ANSWER_MARK.sub("", stripped))
+                    if not sentence.rstrip().endswith("?")]  # a question in a paragraph asks, it does not answer
     return out
 
 
@@ -287,20 +280,20 @@ class OfflineResponder:
         scored = self._scored(question, lang, passages[: t.passages_considered])
         if not scored:
             return not_covered
-        top = scored[0]
+        top = scored[0]  # the passage's best evidence: what the floors judge
+        best_unit = _released(top, scored, single=revision)  # what is said
         floors = (t.min_similarity, t.min_confidence)
-        if not top.same_language and shares_name(question, lang, top.text):  # across languages, a shared name
+        if not top.same_language and shares_name(question, lang, best_unit.text):  # across languages, a shared name
             floors = (t.cross_min_similarity, t.cross_min_confidence)
         if top.sim < floors[0] or top.confidence < floors[1]:
             return not_covered
         if top.same_language and top.cov < t.min_coverage:  # the question's specific words are not in what was found
             return not_covered
-        best_unit = top if not revision else next(u for u in scored if u.position == int(u.position))
         passage = next(p for p in passages if p["id"] == best_unit.passage_id)
         missing = missing_words(question, lang, list(unknown), f"{passage.get('title', '')}\n{passage['text']}",
                                 best_unit.same_language)
-        if best_unit.cov >= t.paraphrase_coverage:  # the rest of the question is there: a name said otherwise
-            missing = [w for w in missing if is_code(w) or rare(w, lang)]  # codes and tools are never
+        if max(best_unit.cov, top.cov) >= t.paraphrase_coverage:  # the rest of the question is there: a name said
+            missing = [w for w in missing if is_code(w) or rare(w, lang)]  # otherwise; codes and tools are never
         asked = asked_kind(question)
         if not missing and asked and not has_figure(*asked, best_unit.text):
             missing = [prompts.missing_kind(asked[0], lang)]
@@ -312,44 +305,73 @@ class OfflineResponder:
         return f"{prompts.message('framing', lang)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
 
     def _scored(self, question: str, lang: str, considered: list[dict]) -> list[Scored]:
-        """Every candidate unit of the passages, best first: confidence (the passage's similarity and the question's
-        terms its sentence covers) plus the sentence's own similarity; a figure of the asked kind first within the
-        best passage; sentences that only say the question back last."""
+        """Every candidate unit of the passages, best first by confidence (the passage's similarity and the question's
+        terms its sentence covers); a figure of the asked kind first within the best passage; sentences that only say
+        the question back last. Each carries its release score (``unit_ranking``), which picks what is said."""
         t = self.tuning
         units = _units(considered)
         if not units:
             return []
         weights = _term_weights(question, units)
+        figure = asked_figure(question)
         scored = []
         for rank, position, sentence, passage, p_lang in units:
             if p_lang == lang or p_lang in weights:
                 # the passage's title is the sentence's context: "Plan Pro: 19,90 €" under "Lumen Care" covers both
-                context = _context_terms(passage, p_lang)
-                cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, sentence)) | context)
-                passage_cov = _weighted_coverage(weights.get(p_lang, {}), set(terms(p_lang, passage["text"])))
+                p_weights = weights.get(p_lang, {})
+                own = _weighted_coverage(p_weights, set(terms(p_lang, sentence)))
+                cov = _weighted_coverage(p_weights, set(terms(p_lang, sentence)) | _context_terms(passage, p_lang))
+                passage_cov = _weighted_coverage(p_weights, set(terms(p_lang, passage["text"])))
             else:  # stems do not cross languages: shared names and numbers still do
-                cov = passage_cov = _entity_overlap(question, sentence)
+                cov = passage_cov = own = _entity_overlap(question, sentence)
+            entities = _entity_overlap(question, sentence)
             if p_lang != lang:
-                cov = max(cov, _entity_overlap(question, sentence))
-            if position != int(position) and len(sentence.split(". ")[0]) >= SHORT_SENTENCE:
-                cov -= t.pair_penalty  # a pair must cover clearly more than its best sentence (unless that is a stub)
+                cov = max(cov, entities)
+            long_pair = position != int(position) and len(sentence.split(". ")[0]) >= SHORT_SENTENCE
             sim = float(passage.get("similarity", 0.0))
+            sentence_sim = _sentence_similarity(passage, sentence, sim)
+            restating = restates(question, sentence, p_lang)
+            evidence = UnitEvidence(
+                sim, sentence_sim, cov, own, passage_cov, entities, p_lang == lang, long_pair, position == -1,
+                bool(figure and figure.search(sentence)), bool(figure and DIGIT.search(sentence)), restating, rank,
+                len(sentence), position)
+            if long_pair:
+                cov -= t.pair_penalty  # a pair must cover clearly more than its best sentence (unless that is a stub)
             confidence = sim + t.overlap_weight * (cov + passage_cov) / 2
-            weight = t.sentence_weight if p_lang == lang else t.cross_sentence_weight
-            key = confidence + weight * _sentence_similarity(passage, sentence, sim)
-            scored.append(Scored(key, confidence, cov, sim, -rank, -position, sentence, passage["id"], p_lang == lang,
-                                 restates(question, sentence, p_lang)))
-        scored.sort(key=lambda u: (not u.restating, u.key, u.cov, u.sim, u.rank, u.position), reverse=True)
-        figure = asked_figure(question)
+            scored.append(Scored(confidence, cov, sim, -rank, -position, sentence, passage["id"], p_lang == lang,
+                                 restating, release_score(evidence), evidence))
+        scored.sort(key=lambda u: (not u.restating, u.confidence, u.cov, u.sim, u.rank, u.position), reverse=True)
         if figure:  # "¿cuánto cuesta…?", "¿a qué hora…?": within the best passage, a sentence with that kind of figure
             best_passage = scored[0].passage_id
             if not any(u.passage_id == best_passage and figure.search(u.text) for u in scored):
                 figure = DIGIT  # no figure of the asked kind there: any figure
+            lifted = {id(u) for u in scored if u.passage_id == best_passage and figure.search(u.text)}
             scored.sort(key=lambda u: (u.passage_id == best_passage, not u.restating,
-                                       u.key + (t.number_bonus if u.passage_id == best_passage and figure.search(u.text)
-                                                else 0.0)),
-                        reverse=True)
+                                       u.confidence + (t.number_bonus if id(u) in lifted else 0.0)), reverse=True)
         return scored
+
+
+def _released(top: Scored, scored: list[Scored], single: bool = False) -> Scored:
+    """What is said: the unit of the top unit's passage most likely to hold the fact (its release score), leaving
+    out units that only say the question back when another is there, and pairs whose second sentence adds nothing
+    (``_adds``); ``single`` (a revision) wants one sentence, not a pair. The floors judged the passage by its best
+    evidence (``top``) already."""
+    own = [u for u in scored if u.passage_id == top.passage_id and (not single or u.position == int(u.position))]
+    by_place = {u.position: u for u in own}
+    own = [u for u in own if u.position == int(u.position) or _adds(u, by_place)]
+    fresh = [u for u in own if not u.restating] or own
+    return max(fresh, key=lambda u: u.release, default=top)
+
+
+def _adds(pair: Scored, by_place: dict[float, Scored]) -> bool:
+    """A pair of sentences says more than its first only when its second covers a term of the question the first
+    lacks, or is about as close to the question as the first."""
+    first, second = by_place.get(pair.position + 0.5), by_place.get(pair.position - 0.5)
+    if first is None or second is None or not (first.evidence and second.evidence and pair.evidence):
+        return True
+    return (pair.evidence.own_coverage > first.evidence.own_coverage + 1e-9
+            or second.evidence.sentence_similarity >= first.evidence.sentence_similarity - PAIR_CLOSENESS)
+
 
 def _entity_overlap(question: str, sentence: str) -> float:
     wanted = {e.lower() for e in _ENTITY.findall(question)}
