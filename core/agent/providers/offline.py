@@ -10,7 +10,6 @@ Deterministic; thresholds tuned on the dev splits.
 """
 from __future__ import annotations
 
-import itertools
 import math
 import re
 from dataclasses import dataclass
@@ -34,6 +33,7 @@ from core.agent.providers.answerability import (
 )
 from core.agent.providers.guidance import best_section, section_catalog, wants_person
 from core.agent.providers.operations import next_step
+from core.agent.providers.passage_units import candidate_units, context_terms, context_text, sentence_similarity
 from core.agent.providers.qa_pairs import (
     as_claim,
     claims_of,
@@ -41,19 +41,14 @@ from core.agent.providers.qa_pairs import (
     lang_of,
     missing_mark,
     own_pair,
-    qa_answer,
     sentences,
 )
 from core.agent.providers.transcript import passages, question_of, unknown_words
 from core.agent.providers.unit_ranking import UnitEvidence, score as release_score
 from core.base.language import detect
-from core.base.text import sentences as text_sentences
 from core.knowledge import variants
 from core.knowledge.keyword_index import terms
 
-_FENCE_LINE = re.compile(r"^(```|~~~)")
-_ANSWER_MARK = re.compile(r"^(?:A|R|Answer|Respuesta|Resposta)\s*[:.]\s+", re.IGNORECASE)
-MAX_QUESTION_LINE = 200  # a line of its own ending in '?' and no longer than this is a question, not an answer
 PAIR_CLOSENESS = 0.05  # a pair's second sentence this close to the question as its first is part of the answer
 SHORT_SENTENCE = 80  # a sentence this short ("Tienda de Madrid: calle X 1.") rarely holds the whole fact
 _ENTITY = re.compile(r"\b(?:\d[\d.,:]*|[A-ZÁÉÍÓÚÑÇ][\w-]+)\b")
@@ -97,6 +92,11 @@ class OfflineTuning:
     # rare words ('Kripto-101', 'httpx') are never said otherwise. On XQuAD-es dev the wrongly partial answers
     # covered .57-.78, the demo's true ones ('Valencia', 'Premium') .35-.36
     paraphrase_coverage: float = 0.5
+    # another considered passage is said instead of the best one when its own evidence passes the floors and its
+    # best unit's release score is this much higher (unit_ranking's scale; on dev at 0 / 1 / 2 / 4: bench docs
+    # covered right .538 / .558 / .538 / .529, XQuAD-es .922 / .917 / .928 / .928, XQuAD en->es .711 / .706 / .706 /
+    # .689, the catalog 120 of 124 at all; off: .529, .928, .689)
+    switch_margin: float = 2.0
 
 
 class Scored(NamedTuple):
@@ -113,90 +113,6 @@ class Scored(NamedTuple):
     restating: bool
     release: float = 0.0  # how likely the unit holds the fact (core.agent.providers.unit_ranking): what is released
     evidence: UnitEvidence | None = None  # what the release score was computed from
-
-
-def _sentence_similarity(passage: dict, unit: str, default: float) -> float:
-    """The unit's similarity to the question: the best of the search tool's per-sentence scores for the sentences
-    the unit holds (the passage's own similarity when it has none)."""
-    scores = passage.get("sentence_similarities")
-    if not scores:
-        return default
-    first = unit.split("\n", 1)[0]
-    held = [score for part, score in zip(text_sentences(passage["text"]), scores)
-            if part.strip() and (part.strip() in first or first in part)]
-    return max(held, default=default)
-
-
-def _parts(body: str) -> list[tuple[str, bool]]:
-    """(text, is_code) of a passage: its prose sentences, and each line of its fenced code. Headings, question
-    lines (an FAQ entry's question) and questions inside a paragraph are context, never an answer: they are left
-    out here."""
-    out, in_code = [], False
-    for line in body.split("\n"):
-        stripped = line.strip()
-        if _FENCE_LINE.match(stripped):
-            in_code = not in_code
-        elif stripped and in_code:
-            out.append((stripped, True))
-        elif stripped and not _is_heading(stripped) and not _is_question_line(stripped):
-            out += [(sentence, False) for sentence in sentences(_ANSWER_MARK.sub("", stripped))
-                    if not sentence.rstrip().endswith("?")]  # a question in a paragraph asks, it does not answer
-    return out
-
-
-def _faq_answer(body: str) -> str:
-    """An FAQ entry's answer paragraph (the first after its question line, with the code it introduces); ''
-    when the passage does not start with a question."""
-    lines = [line.strip() for line in body.split("\n") if line.strip() and not _is_heading(line.strip())]
-    if len(lines) < 2 or not _is_question_line(lines[0]) or _FENCE_LINE.match(lines[1]):
-        return ""
-    parts = _parts("\n".join(lines[1:]))
-    first = " ".join(sentence for sentence, _ in itertools.takewhile(lambda part: not part[1], parts)
-                     if sentence in _ANSWER_MARK.sub("", lines[1]))
-    return _with_code(first, parts, len(sentences(_ANSWER_MARK.sub("", lines[1])))) if first else ""
-
-
-def _units(considered: list[dict]) -> list[tuple]:
-    """(rank, position, text, passage, language) of each sentence of the passages, and of adjacent pairs; a
-    sentence that introduces code ('…create the dictionary:') forms one unit with the code lines after it."""
-    units = []
-    for rank, passage in enumerate(considered):
-        body = qa_answer(passage["text"]) if passage.get("type") == "qa" else passage["text"]
-        parts = _parts(body)
-        answer = _faq_answer(body) if passage.get("type") != "qa" else ""
-        if answer:  # an FAQ entry: its answer paragraph is one candidate, ahead of its single sentences
-            units.append((rank, -1, answer, passage, lang_of(passage)))
-        for position, (sentence, code) in enumerate(parts):
-            units.append((rank, position, _with_code(sentence, parts, position + 1), passage, lang_of(passage)))
-            nxt = parts[position + 1] if position + 1 < len(parts) else None
-            if nxt is not None and not code and not nxt[1] and not sentence.endswith(":"):
-                pair = _with_code(f"{sentence} {nxt[0]}", parts, position + 2)  # a fact often spans two sentences
-                units.append((rank, position + 0.5, pair, passage, lang_of(passage)))
-    return units
-
-
-def _with_code(text: str, parts: list[tuple[str, bool]], after: int) -> str:
-    """A text that introduces code ('…create the dictionary:') with the code lines that follow it."""
-    following = list(itertools.takewhile(lambda part: part[1], parts[after:]))
-    return "\n".join([text, *(line for line, _ in following)]) if text.endswith(":") and following else text
-
-
-def _context_terms(passage: dict, lang: str) -> set[str]:
-    """What a sentence of the passage stands under: its title, and its headings and question lines."""
-    lines = [line.strip() for line in passage["text"].split("\n")]
-    heads = [line.lstrip("#") for line in lines if _is_heading(line) or _is_question_line(line)]
-    return set(terms(lang, " ".join([passage.get("title", ""), *heads])))
-
-
-def _context_text(passage: dict) -> str:
-    """The passage's title, headings and question lines (an FAQ entry's question), as written."""
-    lines = [line.strip() for line in passage["text"].split("\n")]
-    heads = [line for line in lines if _is_heading(line) or _is_question_line(line)]
-    return "\n".join([passage.get("title", ""), *heads])
-
-
-def _is_question_line(line: str) -> bool:
-    return len(line) <= MAX_QUESTION_LINE and line.rstrip("#").rstrip().endswith("?")
 
 
 def _term_weights(question: str, units: list) -> dict[str, dict[str, float]]:
@@ -282,13 +198,11 @@ class OfflineResponder:
             return not_covered
         top = scored[0]  # the passage's best evidence: what the floors judge
         best_unit = _released(top, scored, single=revision)  # what is said
-        floors = (t.min_similarity, t.min_confidence)
-        if not top.same_language and shares_name(question, lang, best_unit.text):  # across languages, a shared name
-            floors = (t.cross_min_similarity, t.cross_min_confidence)
-        if top.sim < floors[0] or top.confidence < floors[1]:
+        if not self._passes(question, lang, top, best_unit):
             return not_covered
         if top.same_language and top.cov < t.min_coverage:  # the question's specific words are not in what was found
             return not_covered
+        top, best_unit = self._switched(question, lang, scored, top, best_unit, revision)
         passage = next(p for p in passages if p["id"] == best_unit.passage_id)
         missing = missing_words(question, lang, list(unknown), f"{passage.get('title', '')}\n{passage['text']}",
                                 best_unit.same_language)
@@ -298,18 +212,40 @@ class OfflineResponder:
         if not missing and asked and not has_figure(*asked, best_unit.text):
             missing = [prompts.missing_kind(asked[0], lang)]
         action = asked_action(question) if best_unit.same_language else None  # roots do not cross languages
-        if not missing and action and not mentions_action(action, f"{_context_text(passage)}\n{best_unit.text}"):
+        if not missing and action and not mentions_action(action, f"{context_text(passage)}\n{best_unit.text}"):
             missing = [action]  # "¿Puedo recoger…?" answered with the shop's address: the fact does not say
         if missing:
             return f"{missing_mark(missing)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
         return f"{prompts.message('framing', lang)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
+
+    def _passes(self, question: str, lang: str, top: Scored, released: Scored) -> bool:
+        """The floors, on a passage's best evidence (``top``); across languages they are lower when what would be
+        said shares a name or number with the question."""
+        t = self.tuning
+        floors = (t.min_similarity, t.min_confidence)
+        if not top.same_language and shares_name(question, lang, released.text):
+            floors = (t.cross_min_similarity, t.cross_min_confidence)
+        return top.sim >= floors[0] and top.confidence >= floors[1]
+
+    def _switched(self, question: str, lang: str, scored: list[Scored], top: Scored, released: Scored,
+                  single: bool) -> tuple[Scored, Scored]:
+        """Another considered passage answers instead when its own evidence passes the floors and what it would say
+        scores clearly higher (``switch_margin``): the answer is often in the second passage found."""
+        for other in [u for i, u in enumerate(scored) if u.passage_id not in {v.passage_id for v in scored[:i]}]:
+            if other.passage_id == top.passage_id:
+                continue
+            candidate = _released(other, scored, single=single)
+            if (candidate.release >= released.release + self.tuning.switch_margin
+                    and self._passes(question, lang, other, candidate)):
+                top, released = other, candidate
+        return top, released
 
     def _scored(self, question: str, lang: str, considered: list[dict]) -> list[Scored]:
         """Every candidate unit of the passages, best first by confidence (the passage's similarity and the question's
         terms its sentence covers); a figure of the asked kind first within the best passage; sentences that only say
         the question back last. Each carries its release score (``unit_ranking``), which picks what is said."""
         t = self.tuning
-        units = _units(considered)
+        units = candidate_units(considered)
         if not units:
             return []
         weights = _term_weights(question, units)
@@ -320,7 +256,7 @@ class OfflineResponder:
                 # the passage's title is the sentence's context: "Plan Pro: 19,90 €" under "Lumen Care" covers both
                 p_weights = weights.get(p_lang, {})
                 own = _weighted_coverage(p_weights, set(terms(p_lang, sentence)))
-                cov = _weighted_coverage(p_weights, set(terms(p_lang, sentence)) | _context_terms(passage, p_lang))
+                cov = _weighted_coverage(p_weights, set(terms(p_lang, sentence)) | context_terms(passage, p_lang))
                 passage_cov = _weighted_coverage(p_weights, set(terms(p_lang, passage["text"])))
             else:  # stems do not cross languages: shared names and numbers still do
                 cov = passage_cov = own = _entity_overlap(question, sentence)
@@ -329,7 +265,7 @@ class OfflineResponder:
                 cov = max(cov, entities)
             long_pair = position != int(position) and len(sentence.split(". ")[0]) >= SHORT_SENTENCE
             sim = float(passage.get("similarity", 0.0))
-            sentence_sim = _sentence_similarity(passage, sentence, sim)
+            sentence_sim = sentence_similarity(passage, sentence, sim)
             restating = restates(question, sentence, p_lang)
             evidence = UnitEvidence(
                 sim, sentence_sim, cov, own, passage_cov, entities, p_lang == lang, long_pair, position == -1,
@@ -378,10 +314,6 @@ def _entity_overlap(question: str, sentence: str) -> float:
     if not wanted:
         return 0.0
     return len(wanted & {e.lower() for e in _ENTITY.findall(sentence)}) / len(wanted)
-
-
-def _is_heading(sentence: str) -> bool:
-    return sentence.lstrip().startswith("#")
 
 
 def _cited(unit: str, chunk_id: str) -> str:
