@@ -243,3 +243,33 @@ def mentions_action(verb: str, text: str) -> bool:
     folded = fold(verb).lower()
     root = folded[: max(3, min(5, len(folded) - 2))]
     return any(fold(w).lower().startswith(root) for w in _WORD.findall(text))
+
+
+#: a question word: a question holding one asks for something other than a yes or a no
+_QUESTION_WORD = re.compile(
+    r"\b(?:qu[ée]|cu[áa]l(?:es)?|cu[áa]nt[oa]s?|c[óo]mo|d[óo]nde|ad[óo]nde|cu[áa]ndo|qui[ée]n(?:es)?|por ?qu[ée]"
+    r"|qual|quais|quant[oa]s?|onde|aonde|quando|quem|porque|por que"
+    r"|what|which|how|when|where|who|whom|whose|why)\b", re.IGNORECASE)
+
+
+def asked_property(question: str, lang: str, context: str, asked_there: str = "") -> list[str]:
+    """What a yes/no question asks whether a thing has or is ('visera' in '¿El casco Runa-308 incluye visera?',
+    'waterproof' in 'Is the Q40air waterproof?'): its words that are not framing, not a name or code, and not
+    already what the passage's title and headings (``context``) say, the thing itself. Empty for a question with a
+    question word, one about doing something (``asked_action`` judges those), and when a question line of the
+    passage (``asked_there``: an FAQ entry's question) says at least half of it: that entry asks it otherwise."""
+    if _QUESTION_WORD.search(question) or asked_action(question):
+        return []
+    framing, said, there = _framing_words(question), set(terms(lang, context)), set(terms(lang, asked_there))
+    content = [word for word in dict.fromkeys(_WORD.findall(question))
+               if fold(word) not in framing and not name_like(word, question, lang) and not _AMOUNT.fullmatch(word)
+               and terms(lang, word)]
+    if 2 * sum(1 for word in content if set(terms(lang, word)) <= there) >= len(content):
+        return []
+    return [word for word in content if not set(terms(lang, word)) <= said]
+
+
+def speaks_of(words: list[str], lang: str, text: str) -> bool:
+    """The text holds at least one of the words (as the language's analysis reads them)."""
+    present = set(terms(lang, text))
+    return any(set(terms(lang, word)) & present for word in words)

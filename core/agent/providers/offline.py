@@ -23,6 +23,7 @@ from core.agent.providers.answerability import (
     asked_action,
     asked_figure,
     asked_kind,
+    asked_property,
     has_figure,
     is_code,
     mentions_action,
@@ -30,10 +31,17 @@ from core.agent.providers.answerability import (
     rare,
     restates,
     shares_name,
+    speaks_of,
 )
 from core.agent.providers.guidance import best_section, section_catalog, wants_person
 from core.agent.providers.operations import next_step
-from core.agent.providers.passage_units import candidate_units, context_terms, context_text, sentence_similarity
+from core.agent.providers.passage_units import (
+    candidate_units,
+    context_terms,
+    context_text,
+    question_lines,
+    sentence_similarity,
+)
 from core.agent.providers.qa_pairs import (
     as_claim,
     claims_of,
@@ -203,20 +211,33 @@ class OfflineResponder:
         if top.same_language and top.cov < t.min_coverage:  # the question's specific words are not in what was found
             return not_covered
         top, best_unit = self._switched(question, lang, scored, top, best_unit, revision)
-        passage = next(p for p in passages if p["id"] == best_unit.passage_id)
-        missing = missing_words(question, lang, list(unknown), f"{passage.get('title', '')}\n{passage['text']}",
-                                best_unit.same_language)
-        if max(best_unit.cov, top.cov) >= t.paraphrase_coverage:  # the rest of the question is there: a name said
-            missing = [w for w in missing if is_code(w) or rare(w, lang)]  # otherwise; codes and tools are never
-        asked = asked_kind(question)
-        if not missing and asked and not has_figure(*asked, best_unit.text):
-            missing = [prompts.missing_kind(asked[0], lang)]
-        action = asked_action(question) if best_unit.same_language else None  # roots do not cross languages
-        if not missing and action and not mentions_action(action, f"{context_text(passage)}\n{best_unit.text}"):
-            missing = [action]  # "¿Puedo recoger…?" answered with the shop's address: the fact does not say
+        missing = self._missing(question, lang, passages, best_unit, top, unknown)
+        if missing and top is not best_unit:  # what covers most of the question is the closest fact, or the answer
+            best_unit, missing = top, self._missing(question, lang, passages, top, top, unknown)
         if missing:
             return f"{missing_mark(missing)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
         return f"{prompts.message('framing', lang)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
+
+    def _missing(self, question: str, lang: str, passages: list[dict], unit: Scored, top: Scored,
+                 unknown: Sequence[str]) -> list[str]:
+        """What of the question the unit does not speak of: names, codes and rare words its passage lacks, the kind
+        of figure asked, the action or the property a yes/no question asks about; empty when it answers."""
+        passage = next(p for p in passages if p["id"] == unit.passage_id)
+        missing = missing_words(question, lang, list(unknown), f"{passage.get('title', '')}\n{passage['text']}",
+                                unit.same_language)
+        if max(unit.cov, top.cov) >= self.tuning.paraphrase_coverage:  # the rest of the question is there: a name
+            missing = [w for w in missing if is_code(w) or rare(w, lang)]  # said otherwise; codes, tools never are
+        asked = asked_kind(question)
+        if not missing and asked and not has_figure(*asked, unit.text):
+            missing = [prompts.missing_kind(asked[0], lang)]
+        action = asked_action(question) if unit.same_language else None  # roots do not cross languages
+        if not missing and action and not mentions_action(action, f"{context_text(passage)}\n{unit.text}"):
+            missing = [action]  # "¿Puedo recoger…?" answered with the shop's address: the fact does not say
+        asked = (asked_property(question, lang, context_text(passage), question_lines(passage))
+                 if unit.same_language else [])
+        if not missing and asked and not speaks_of(asked, lang, unit.text):
+            missing = asked  # "¿El casco X incluye visera?" answered with its weight: the fact does not say
+        return missing
 
     def _passes(self, question: str, lang: str, top: Scored, released: Scored) -> bool:
         """The floors, on a passage's best evidence (``top``); across languages they are lower when what would be

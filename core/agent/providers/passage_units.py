@@ -97,6 +97,11 @@ def context_text(passage: dict) -> str:
     return "\n".join([passage.get("title", ""), *heads])
 
 
+def question_lines(passage: dict) -> str:
+    """The passage's question lines (an FAQ entry's question), as written."""
+    return "\n".join(line.strip() for line in passage["text"].split("\n") if is_question_line(line.strip()))
+
+
 def is_question_line(line: str) -> bool:
     return len(line) <= MAX_QUESTION_LINE and line.rstrip("#").rstrip().endswith("?")
 

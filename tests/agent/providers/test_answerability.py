@@ -5,6 +5,7 @@ import pytest
 
 from core.agent.providers.answerability import (
     asked_kind,
+    asked_property,
     has_figure,
     missing_words,
     name_like,
@@ -81,3 +82,21 @@ def test_shared_names_cross_languages_words_do_not():
     assert shares_name("When did Tesla partner with Lane?", "en", "Tesla se asoció en 1886 con Robert Lane")
     assert not shares_name("Do you offer a student discount? Call me at +34 612 345 678", "en",
                            "Tienda de Madrid: calle de Embajadores 112.")
+
+
+@pytest.mark.parametrize("question, context, asked_there, asked", [
+    ("¿El casco Runa-308 incluye visera?", "Casco Runa-308", "", ["incluye", "visera"]),
+    ("¿La mochila Q40air es impermeable?", "Mochila Q40air", "", ["impermeable"]),
+    ("Is libtasn1 thread-safe?", "libtasn1", "", ["thread-safe"]),
+    # a question word: not a yes/no question; an action: asked_action judges it
+    ("¿Qué garantía tiene el casco Runa-308?", "Casco Runa-308", "", []),
+    ("¿Puedo recoger mi pedido en la tienda?", "Tiendas", "", []),
+    # the thing itself and the names are not what is asked
+    ("¿Tenéis tienda en Valencia?", "Tiendas y horarios", "", []),
+    # an FAQ entry whose question line says most of it asks it otherwise
+    ("Memcheck says 'still reachable'. Should I worry?", "Valgrind FAQ",
+     "With Memcheck's memory leak detector, what's the difference between \"still reachable\" and lost?", []),
+])
+def test_the_property_a_yes_no_question_asks_about(question, context, asked_there, asked):
+    lang = "en" if question[0].isalpha() else "es"
+    assert asked_property(question, lang, context, asked_there) == asked

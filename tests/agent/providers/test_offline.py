@@ -321,3 +321,26 @@ def test_a_question_inside_a_paragraph_is_never_released():
                "sentence_similarities": [0.8, 0.95, 0.85]}
     text = OfflineResponder().compose("How do I stop reading a file after a few matching lines?", "en", [planted])
     assert "--max-count=NUM" in text and "JavaScript" not in text
+
+
+SHEET = {"id": "k1", "source": "catalogo/cascos/runa-308", "type": "file", "language": "es", "similarity": 0.93,
+         "match": "rank 1", "title": "Casco Runa-308",
+         "text": "# Casco Runa-308\n\nEl casco Runa-308 es un casco de ciclismo de carretera con 22 ventilaciones y "
+                 "cierre magnético.\n\n- Peso: 286 g.\n- Garantía: 18 meses.",
+         "sentence_similarities": [0.9, 0.92, 0.85, 0.86]}
+
+
+def test_a_yes_no_question_about_a_property_the_sheet_does_not_mention_is_partial():
+    text = OfflineResponder().compose("¿El casco Runa-308 incluye visera?", "es", [SHEET])
+    assert text.startswith("[[missing:incluye|visera]]") and "[[cite:k1]]" in text
+    assert OfflineResponder().compose("¿Qué garantía tiene el casco Runa-308?", "es", [SHEET]).startswith(
+        prompts.message("framing", "es"))
+
+
+def test_a_partial_answer_gives_the_fact_that_covers_most_of_the_question():
+    # the unit the release score prefers ('Atención al cliente…', long and close) is not what covers the question
+    shops = {**SHOPS, "text": "Tienda de Madrid: calle de Embajadores 112. Atención al cliente por teléfono en el "
+                              "910 555 123, de lunes a viernes de 9:00 a 18:00, y por correo en menos de 24 horas.",
+             "sentence_similarities": [0.84, 0.90]}
+    text = OfflineResponder().compose("¿Tenéis tienda en Valencia?", "es", [shops], unknown=["Valencia"])
+    assert text.startswith("[[missing:Valencia]]") and "Tienda de Madrid" in text and "910" not in text
