@@ -1,8 +1,7 @@
 """The release score of the offline responder's candidate units (core/agent/providers/unit_ranking.py)."""
 from dataclasses import replace
 
-from hypothesis import given
-from hypothesis import strategies as st
+from hypothesis import given, strategies as st
 
 from core.agent.providers.unit_ranking import FEATURES, WEIGHTS, UnitEvidence, score
 
