@@ -63,61 +63,52 @@ def _flat(text: str) -> str:
     return " ".join(text.replace("**", "").split()).lower()
 
 
-def docs_groups(split: str, embedder) -> list[tuple[list, list[bool]]]:
-    from bench import docs
+def _tenant(name: str, embedder):
+    """A throw-away runtime with one tenant, and its operator context."""
     from bench.harness import scratch_settings
     from core.runtime import open_runtime
     from core.tenancy.context import local_operator
     from core.tenancy.tenants import create_tenant
 
-    rt = open_runtime(scratch_settings("ranker-docs"), embedder=embedder)
+    rt = open_runtime(scratch_settings(name), embedder=embedder)
     create_tenant(rt.store, "bench")
-    ctx = local_operator(rt.store, "bench")
+    return rt, local_operator(rt.store, "bench")
+
+
+def docs_groups(split: str, embedder) -> list[tuple[list, list[bool]]]:
+    from bench import docs
+
+    rt, ctx = _tenant("ranker-docs", embedder)
     mapping, _ = docs._import(ctx, rt.store, docs.documents(split))
     rt.index.train(ctx)
     covered = [q for q in docs.load_questions(split) if q["doc"]]
-    responder = _ask(rt, ctx, [q["question"] for q in covered])
-    source = _sources(responder)
+    responder, source = _asked(rt, ctx, [q["question"] for q in covered])
+    return [(units, [source.get(u.passage_id) == mapping.get(q["doc"]) and docs.has_fact(u.text, q["facts"])
+                     for u in units]) for q in covered for units in [_units(responder, q["question"])]]
+
+
+def _asked(rt, ctx, questions: list[str]) -> tuple[RecordingResponder, dict[str, str]]:
+    """Every question asked (the runtime closed after), and the source path of every passage seen."""
+    responder = _ask(rt, ctx, questions)
     rt.close()
-    out = []
-    for q in covered:
-        units = _units(responder, q["question"])
-        out.append((units, [source.get(u.passage_id) == mapping.get(q["doc"]) and docs.has_fact(u.text, q["facts"])
-                            for u in units]))
-    return out
-
-
-def _sources(responder: RecordingResponder) -> dict[str, str]:
-    return {p["id"]: p.get("source") for _, passages in responder.seen.values() for p in passages}
+    return responder, {p["id"]: p.get("source") for _, passages in responder.seen.values() for p in passages}
 
 
 def catalog_groups(split: str, embedder) -> list[tuple[list, list[bool]]]:
     from bench import catalog
-    from bench.harness import scratch_settings
     from core.knowledge.ingest import import_paths
-    from core.runtime import open_runtime
-    from core.tenancy.context import local_operator
-    from core.tenancy.tenants import create_tenant
 
     generated = catalog.generate(split)
-    rt = open_runtime(scratch_settings("ranker-catalog"), embedder=embedder)
-    create_tenant(rt.store, "bench")
-    ctx = local_operator(rt.store, "bench")
+    rt, ctx = _tenant("ranker-catalog", embedder)
     with tempfile.TemporaryDirectory(prefix="cobertura-ranker-") as tmp:
         catalog.write(generated, Path(tmp))
         report = import_paths(ctx, rt.store, sorted(Path(tmp).iterdir()), prefix=catalog.PREFIX)
     owners = catalog._owners(generated, report.saved)
     rt.index.train(ctx)
     covered = [q for q in generated["questions"] if q["kind"] == "covered"]
-    responder = _ask(rt, ctx, [q["question"] for q in covered])
-    source = _sources(responder)
-    rt.close()
-    out = []
-    for q in covered:
-        units = _units(responder, q["question"])
-        out.append((units, [owners.get(source.get(u.passage_id), (None,))[0] == q["code"]
-                            and q["fact"].lower() in _flat(u.text) for u in units]))
-    return out
+    responder, source = _asked(rt, ctx, [q["question"] for q in covered])
+    return [(units, [owners.get(source.get(u.passage_id), (None,))[0] == q["code"] and q["fact"].lower() in
+                     _flat(u.text) for u in units]) for q in covered for units in [_units(responder, q["question"])]]
 
 
 def xquad_groups(name: str, split: str, embedder) -> list[tuple[list, list[bool]]]:
