@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import sys
+
 import pytest
 
 from core.base.config import load_settings
@@ -15,6 +17,20 @@ SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
 
 # the hashing embedder's similarities are lower than a real model's: a floor that fits it
 TEST_TUNING = Tuning(min_similarity=0.25)
+
+#: the test process's own ``__main__`` (pytest's, or an xdist worker's), as it was before any test ran
+MAIN = sys.modules["__main__"]
+
+
+@pytest.fixture(autouse=True)
+def main_module_restored():
+    """Streamlit's script runner (every AppTest run) installs the page it ran as ``sys.modules["__main__"]`` and
+    leaves it there. A process that multiprocessing starts afterwards with spawn or forkserver re-runs ``__main__``
+    from its path: it would run app.py or a page (in ./data, with no session) and die before its target. Every test
+    starts with, and leaves, the real one."""
+    sys.modules["__main__"] = MAIN
+    yield
+    sys.modules["__main__"] = MAIN
 
 
 @pytest.fixture
