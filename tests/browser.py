@@ -56,7 +56,11 @@ def shot(page, name: str, part=None) -> None:
 
 
 def create_first_admin(page, email: str = BOSS, password: str = BOSS_PASSWORD) -> None:
-    """Fill the first-run form of a fresh data dir (the page is on its way to it) and wait until signed in."""
+    """Fill the first-run form of a fresh data dir (the page is on its way to it) and wait until signed in.
+
+    Signed in at "/", the app is not settled yet: its hidden home page then switches to the first page (Sources for
+    an admin, ``st.switch_page``), and a sidebar click in that moment is overridden by the switch (the tab ends on
+    Sources, or on an AuthError traceback). A test clicks on after the landing page's heading has shown."""
     page.get_by_text("Create the first admin").wait_for()
     page.get_by_label("E-mail").fill(email)
     page.get_by_label("Password (at least 8 characters)").fill(password)

@@ -49,6 +49,7 @@ def test_a_thumbs_down_in_the_widget_reaches_the_backlog_and_a_changed_answer_cl
     editor.set_default_timeout(120_000)
     editor.goto(admin)
     create_first_admin(editor)
+    editor.get_by_role("heading", name="Sources").wait_for()  # landed (see create_first_admin)
     editor.get_by_role("link", name="Gap backlog").click()
     editor.get_by_role("heading", name="Gap backlog").wait_for()
     tab = editor.get_by_role("tabpanel").filter(has_text="The answer marked unhelpful")

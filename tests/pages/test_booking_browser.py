@@ -27,6 +27,7 @@ def test_the_booking_page_draws_the_week_adds_a_block_and_names_a_refused_field(
     with admin_tab(timeout=180_000) as page:  # the first start trains the demo tenant
         page.goto(app_url)
         create_first_admin(page)
+        page.get_by_role("heading", name="Sources").wait_for()  # landed (see create_first_admin)
         page.get_by_role("link", name="Booking").click()
         page.get_by_role("heading", name="Booking").wait_for()
         chart = page.locator(".stPlotlyChart").first

@@ -34,6 +34,7 @@ def page(app_url):
 def test_first_admin_then_the_backlog(page, app_url):
     page.goto(app_url)
     create_first_admin(page)
+    page.get_by_role("heading", name="Sources").wait_for()  # landed (see create_first_admin)
     page.get_by_role("link", name="Gap backlog").click()
     page.get_by_role("heading", name="Gap backlog").wait_for()
     assert page.get_by_text("Traceback").count() == 0

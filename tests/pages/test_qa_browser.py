@@ -53,6 +53,7 @@ def open_tab(page) -> str:
 def test_cases_stay_on_their_tab_count_alike_and_a_missing_fact_fails(page, app_url):
     page.goto(app_url)
     create_first_admin(page)
+    page.get_by_role("heading", name="Sources").wait_for()  # landed (see create_first_admin)
     page.get_by_role("link", name="QA suites", exact=True).click()
     page.get_by_role("heading", name="QA suites").wait_for()
 
