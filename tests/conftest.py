@@ -18,6 +18,33 @@ SHIPPING = "Los envíos a Canarias tardan de 5 a 8 días laborables."
 # the hashing embedder's similarities are lower than a real model's: a floor that fits it
 TEST_TUNING = Tuning(min_similarity=0.25)
 
+#: the longest modules (each starts real servers, Chromium or many processes: 15-55 s alone on 2 cores), longest
+#: first. They run before all others, so the two xdist workers (pytest.ini) end on short modules together instead of
+#: one of them running a long module alone at the end; the others keep their collection order.
+LONGEST_FIRST = [
+    "tests/pages/test_sessions_browser.py",
+    "tests/pages/test_progress_browser.py",
+    "tests/pages/test_booking_browser.py",
+    "tests/pages/test_browser.py",
+    "tests/api/test_feedback_browser.py",
+    "tests/knowledge/test_shared_data_dir.py",
+    "tests/pages/test_qa_browser.py",
+    "tests/pages/test_direct_urls.py",
+    "tests/api/test_schema.py",
+    "tests/api/test_two_processes.py",
+    "tests/api/test_widget_browser.py",
+    "tests/test_cli.py",
+    "tests/gaps/test_demo_backlog.py",
+    "tests/qa/test_suites.py",
+    "tests/pages/test_booking_page.py",
+]
+
+
+def pytest_collection_modifyitems(items):
+    rank = {path: n for n, path in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.nodeid.split("::")[0], len(rank)))  # stable: a module stays in order
+
+
 #: the test process's own ``__main__`` (pytest's, or an xdist worker's), as it was before any test ran
 MAIN = sys.modules["__main__"]
 
