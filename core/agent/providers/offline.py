@@ -212,7 +212,8 @@ class OfflineResponder:
             return not_covered
         top, best_unit = self._switched(question, lang, scored, top, best_unit, revision)
         missing = self._missing(question, lang, passages, best_unit, top, unknown)
-        if missing and top is not best_unit:  # what covers most of the question is the closest fact, or the answer
+        if missing and top is not best_unit and not (revision and top.position != int(top.position)):
+            # what covers most of the question is the closest fact, or the answer (a revision wants one sentence)
             best_unit, missing = top, self._missing(question, lang, passages, top, top, unknown)
         if missing:
             return f"{missing_mark(missing)}\n\n{_cited(best_unit.text, best_unit.passage_id)}"
