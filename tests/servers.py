@@ -19,9 +19,31 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    """A loopback port the OS says is free now; a server binds it a moment later (a process: seconds later).
+
+    Under xdist (pytest.ini) each worker takes only ports of its own share, so two workers never pick the same
+    port in that moment: one would start its server, the other's would not bind, and its test would talk to the
+    first one (or find "nothing listens" answered). The ports tried meanwhile stay bound, so the OS offers others."""
+    workers = int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1"))
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "gw0")
+    mine = int(worker[2:]) % workers if worker[2:].isdigit() else 0
+    tried: list[socket.socket] = []
+    try:
+        while True:
+            s = socket.socket()
+            tried.append(s)
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+            if _share(port, workers) == mine:
+                return port
+    finally:
+        for s in tried:
+            s.close()
+
+
+def _share(port: int, workers: int) -> int:
+    """Which worker's share ``port`` is in: a hash, as Linux prefers even ports for bind(0)."""
+    return (port * 2654435761 >> 16) % workers
 
 
 def wait_until_up(proc: subprocess.Popen, url: str, seconds: float, what: str) -> None:

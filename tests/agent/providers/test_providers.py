@@ -6,7 +6,6 @@ scripted server in tests/fake_llm_server.py on the loopback.
 from __future__ import annotations
 
 import json
-import socket
 from dataclasses import replace
 
 import httpx
@@ -20,6 +19,7 @@ from core.agent.providers.errors import ProviderError
 from core.agent.providers.openai_compat import OpenAICompatibleProvider, parse_arguments
 from core.base.config import ConfigError, Settings, load_settings
 from tests.fake_llm_server import FakeLLMServer, anthropic_error, anthropic_reply, openai_reply
+from tests.servers import free_port
 
 KEY = "sk-ant-test-SECRET-0123456789"
 OPENAI_KEY = "sk-local-SECRET-abcdef"
@@ -105,10 +105,7 @@ def second_server():
 @pytest.fixture
 def closed_port_url():
     """A loopback URL where nothing listens: connecting is refused at once."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port = sock.getsockname()[1]
-    return f"http://127.0.0.1:{port}"
+    return f"http://127.0.0.1:{free_port()}"
 
 
 def mock_anthropic(body: dict, status: int = 200):
